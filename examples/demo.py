@@ -1,0 +1,1 @@
+print('streamdsl demo: coming up')

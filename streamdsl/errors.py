@@ -1,0 +1,152 @@
+"""User-facing errors.
+
+Every error a user can provoke is a :class:`StreamDSLError`. It carries the
+location in the *user's* source (file, line, column span) and renders like a
+compiler diagnostic::
+
+    error: tensor 'A' has rank 2 but is indexed with 1 index
+      --> examples/gemm.py:12:16
+       |
+    12 |         C[i] += A[i] * B[i, j]
+       |                 ^^^^
+       = hint: write A[i, k]
+
+Internal frames are hidden from the user: :func:`user_facing` strips
+streamdsl's own frames from the traceback unless ``STREAMDSL_TRACEBACK=1``.
+"""
+from __future__ import annotations
+
+import functools
+import linecache
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+_PKG_DIR = str(Path(__file__).resolve().parent)
+
+
+@dataclass(frozen=True, slots=True)
+class Loc:
+    """A span in a source file: 1-based line, 0-based columns."""
+
+    file: str
+    line: int
+    col: int = 0
+    end_col: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col + 1}"
+
+
+class StreamDSLError(Exception):
+    """Base class of every error streamdsl reports to a user."""
+
+    kind = "error"
+
+    def __init__(self, message: str, loc: Loc | None = None, hint: str | None = None):
+        self.message = message
+        self.loc = loc
+        self.hint = hint
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        out = [f"{self.kind}: {self.message}"]
+        if self.loc is not None:
+            out.append(f"  --> {self.loc}")
+            text = linecache.getline(self.loc.file, self.loc.line).rstrip("\n")
+            if text:
+                num = str(self.loc.line)
+                pad = " " * len(num)
+                end = self.loc.end_col if self.loc.end_col and self.loc.end_col > self.loc.col else len(text)
+                width = max(1, min(end, len(text)) - self.loc.col)
+                out.append(f"   {pad} |")
+                out.append(f"   {num} | {text}")
+                out.append(f"   {pad} | {' ' * self.loc.col}{'^' * width}")
+        if self.hint:
+            out.append(f"   = hint: {self.hint}")
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class KernelSyntaxError(StreamDSLError):
+    """The kernel uses Python that streamdsl does not support."""
+
+    kind = "syntax error"
+
+
+class KernelTypeError(StreamDSLError):
+    """Types do not match (operands, assignment, call arguments, returns)."""
+
+    kind = "type error"
+
+
+class ShapeError(StreamDSLError):
+    """Shapes or index counts do not match."""
+
+    kind = "shape error"
+
+
+class IRParseError(StreamDSLError):
+    """Text given to :func:`streamdsl.parse_ir` is not valid IR."""
+
+    kind = "IR parse error"
+
+
+class IRVerifyError(StreamDSLError):
+    """An IR violates an invariant (raised by the verifier)."""
+
+    kind = "IR verify error"
+
+
+class ScheduleError(StreamDSLError):
+    """A schedule primitive cannot be applied."""
+
+    kind = "schedule error"
+
+
+def _strip_internal(tb):
+    """Drop traceback entries that belong to streamdsl itself."""
+    frames = []
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_PKG_DIR):
+            frames.append(tb)
+        tb = tb.tb_next
+    head = None
+    for entry in reversed(frames):
+        entry.tb_next = head
+        head = entry
+    return head
+
+
+def user_facing(fn):
+    """Decorate a public entry point so StreamDSLErrors surface without our frames."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except StreamDSLError as err:
+            if os.environ.get("STREAMDSL_TRACEBACK") == "1":
+                raise
+            err.__cause__ = None
+            err.__context__ = None
+            err.__suppress_context__ = True
+            raise err.with_traceback(_strip_internal(sys.exc_info()[2])) from None
+
+    return wrapper
+
+
+def _excepthook(exc_type, exc, tb, _previous=sys.excepthook):
+    """Print StreamDSLErrors with streamdsl's own frames removed."""
+    if isinstance(exc, StreamDSLError) and os.environ.get("STREAMDSL_TRACEBACK") != "1":
+        tb = _strip_internal(tb)
+    _previous(exc_type, exc, tb)
+
+
+def install_excepthook() -> None:
+    if getattr(sys.excepthook, "__name__", "") != "_excepthook":
+        sys.excepthook = functools.partial(_excepthook, _previous=sys.excepthook)
+        sys.excepthook.__name__ = "_excepthook"  # type: ignore[attr-defined]
