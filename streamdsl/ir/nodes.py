@@ -1,0 +1,290 @@
+"""The loop IR: frozen, hashable nodes with source locations and pragma attrs.
+
+Expressions carry their result ``dtype``.  Statements form structured loop
+nests.  ``loc`` never takes part in equality, so an IR printed and parsed back
+compares equal to the original (``sd.parse_ir(str(k.ir)) == k.ir``).
+
+See :mod:`streamdsl.types` for the arithmetic semantics.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ..errors import Loc
+from ..types import DType, TensorType
+
+_loc = lambda: field(default=None, compare=False, repr=False)  # noqa: E731
+
+
+class Attrs(tuple):
+    """An immutable, hashable mapping of pragma attributes, kept sorted by key."""
+
+    def __new__(cls, items: Any = ()):
+        if isinstance(items, dict):
+            items = items.items()
+        return super().__new__(cls, tuple(sorted((str(k), v) for k, v in items)))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        for k, v in self:
+            if k == key:
+                return v
+        return default
+
+    def __contains__(self, key) -> bool:  # type: ignore[override]
+        return any(k == key for k, _ in self)
+
+    def set(self, key: str, value: Any) -> "Attrs":
+        return Attrs({**dict(self), key: value})
+
+    def remove(self, key: str) -> "Attrs":
+        return Attrs({k: v for k, v in self if k != key})
+
+    def __repr__(self) -> str:
+        return "Attrs(" + repr(dict(self)) + ")"
+
+
+NO_ATTRS = Attrs()
+
+
+# ----------------------------------------------------------------- expressions
+class Expr:
+    __slots__ = ()
+    dtype: DType
+
+
+@dataclass(frozen=True, slots=True)
+class Const(Expr):
+    value: int | float
+    dtype: DType
+    loc: Loc | None = _loc()
+
+    def __eq__(self, other):  # NaN constants compare equal to themselves
+        return (
+            type(other) is Const
+            and self.dtype == other.dtype
+            and (self.value == other.value or (self.value != self.value and other.value != other.value))
+            and type(self.value) is type(other.value)
+        )
+
+    def __hash__(self):
+        return hash((self.dtype, repr(self.value)))
+
+
+@dataclass(frozen=True, slots=True)
+class Var(Expr):
+    """A scalar variable: a loop variable, a scalar parameter or a local scalar."""
+
+    name: str
+    dtype: DType
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
+class Load(Expr):
+    """``name[indices]``: one element of a tensor."""
+
+    name: str
+    indices: tuple[Expr, ...]
+    dtype: DType
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
+class Ref(Expr):
+    """A whole tensor, as an argument of a kernel call or a returned value."""
+
+    name: str
+    type: TensorType
+    loc: Loc | None = _loc()
+
+    @property
+    def dtype(self) -> DType:  # type: ignore[override]
+        return self.type.dtype
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp(Expr):
+    """``lhs op rhs``; ``op`` names an entry of :data:`streamdsl.ir.ops.OPS`."""
+
+    op: str
+    lhs: Expr
+    rhs: Expr
+    dtype: DType
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
+class UnaryOp(Expr):
+    op: str  # neg, not, invert
+    operand: Expr
+    dtype: DType
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Expr):
+    """A math builtin (exp, log, sqrt, rsqrt, tanh, erf, abs, max, min, ...)."""
+
+    fn: str
+    args: tuple[Expr, ...]
+    dtype: DType
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
+class Cast(Expr):
+    operand: Expr
+    dtype: DType
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
+class Select(Expr):
+    """``then if cond else orelse``."""
+
+    cond: Expr
+    then: Expr
+    orelse: Expr
+    dtype: DType
+    loc: Loc | None = _loc()
+
+
+# ------------------------------------------------------------------ statements
+class Stmt:
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class For(Stmt):
+    """``for var in range(start, stop, step)``; bounds may use outer loop vars."""
+
+    var: str
+    start: Expr
+    stop: Expr
+    step: int
+    body: tuple[Stmt, ...]
+    attrs: Attrs = NO_ATTRS
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
+class Store(Stmt):
+    """``name[indices] = value``."""
+
+    name: str
+    indices: tuple[Expr, ...]
+    value: Expr
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
+class Decl(Stmt):
+    """``name: dtype = init`` for a local scalar."""
+
+    name: str
+    dtype: DType
+    init: Expr
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
+class Assign(Stmt):
+    """``name = value`` for a declared local scalar."""
+
+    name: str
+    value: Expr
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
+class Alloc(Stmt):
+    """A local tensor ``name: type = init`` (``init`` None: uninitialised, zero in the simulator)."""
+
+    name: str
+    type: TensorType
+    init: Expr | None
+    attrs: Attrs = NO_ATTRS
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
+class If(Stmt):
+    cond: Expr
+    then: tuple[Stmt, ...]
+    orelse: tuple[Stmt, ...] = ()
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
+class CallKernel(Stmt):
+    """``outs = callee(args)``: runs another kernel; ``outs`` are new locals."""
+
+    callee: str
+    args: tuple[Expr, ...]
+    outs: tuple[str, ...]
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
+class Return(Stmt):
+    values: tuple[Expr, ...]
+    loc: Loc | None = _loc()
+
+
+# -------------------------------------------------------------------- kernels
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    type: TensorType | DType
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
+class Kernel:
+    """A kernel: parameters, result types, a body, and the kernels it calls."""
+
+    name: str
+    params: tuple[Param, ...]
+    results: tuple[TensorType | DType, ...]
+    body: tuple[Stmt, ...]
+    attrs: Attrs = NO_ATTRS
+    callees: tuple["Kernel", ...] = ()
+    loc: Loc | None = _loc()
+
+    def callee(self, name: str) -> "Kernel":
+        for k in self.callees:
+            if k.name == name:
+                return k
+        raise KeyError(name)
+
+    def __str__(self) -> str:
+        from .printer import print_kernel
+
+        return print_kernel(self)
+
+
+# ------------------------------------------------------------------ traversal
+def children(node) -> Iterator:
+    """Direct sub-nodes (expressions and statements) of ``node``."""
+    for name in node.__dataclass_fields__:
+        if name in ("loc", "dtype", "type", "attrs", "callees"):
+            continue
+        value = getattr(node, name)
+        if isinstance(value, (Expr, Stmt)):
+            yield value
+        elif isinstance(value, tuple):
+            for v in value:
+                if isinstance(v, (Expr, Stmt)):
+                    yield v
+
+
+def walk(node) -> Iterator:
+    """Pre-order traversal of ``node`` and everything under it."""
+    if isinstance(node, Kernel):
+        for s in node.body:
+            yield from walk(s)
+        return
+    yield node
+    for c in children(node):
+        yield from walk(c)

@@ -1,0 +1,111 @@
+"""NumPy implementation of the value semantics in :mod:`streamdsl.types`.
+
+Values of a dtype live in NumPy arrays of ``dtype.np`` (bf16 in float32 with
+the low 16 bits zero, fixed point in float64 holding the exact value).
+Operations compute in :func:`compute_np` (int64/uint64 for integers, float32
+for f16/bf16/f32, float64 for f64 and fixed point) and :func:`convert` brings
+the raw result back to the declared type: wrapping integers, rounding floats
+to nearest-even, quantising fixed point.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .types import DType, FixedType, FloatType, IntType
+
+
+def compute_np(dtype: DType) -> np.dtype:
+    if isinstance(dtype, IntType):
+        return np.dtype(np.uint64 if (not dtype.signed and dtype.bits == 64) else np.int64)
+    if isinstance(dtype, FloatType):
+        return np.dtype(np.float64 if dtype.name == "f64" else np.float32)
+    return np.dtype(np.float64)
+
+
+def round_bf16(x: np.ndarray) -> np.ndarray:
+    """Round float32 values to bfloat16 (nearest-even), keeping NaN a NaN."""
+    x = np.asarray(x, dtype=np.float32)
+    u = x.view(np.uint32)
+    rounded = ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)).astype(np.uint32)
+    out = rounded.view(np.float32)
+    return np.where(np.isnan(x), np.float32(np.nan), out)
+
+
+def wrap_int(x: np.ndarray, dtype: IntType) -> np.ndarray:
+    """Two's-complement wrap of integer values to ``dtype`` (x holds int64/uint64)."""
+    bits = dtype.bits
+    if bits in (8, 16, 32, 64):
+        return x.astype(dtype.np)
+    u = x.astype(np.uint64) & np.uint64((1 << bits) - 1)
+    if dtype.signed:
+        half = np.uint64(1 << (bits - 1))
+        u = u.astype(np.int64) - ((u & half) != 0).astype(np.int64) * np.int64(1 << bits)
+    return u.astype(dtype.np)
+
+
+def _float_to_int(x: np.ndarray, dtype: IntType) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    t = np.trunc(np.nan_to_num(x, nan=0.0, posinf=np.inf, neginf=-np.inf))
+    lo, hi = float(dtype.min), float(dtype.max)
+    big = t >= hi
+    small = t <= lo
+    mid = np.where(big | small, 0.0, t)
+    inter = mid.astype(np.uint64 if not dtype.signed and dtype.bits == 64 else np.int64)
+    out = np.where(big, np.array(dtype.max).astype(inter.dtype), inter)
+    out = np.where(small, np.array(dtype.min).astype(inter.dtype), out)
+    return out.astype(dtype.np)
+
+
+def quantize_fixed(x: np.ndarray, dtype: FixedType) -> np.ndarray:
+    """Truncate toward -inf to the fixed grid, then wrap at ``dtype.width`` bits."""
+    scale = float(2.0 ** dtype.frac_bits)
+    v = np.floor(np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0) * scale)
+    m = float(2.0 ** dtype.width)
+    if dtype.signed:
+        v = np.mod(v + m / 2, m) - m / 2
+    else:
+        v = np.mod(v, m)
+    return (v / scale).astype(np.float64)
+
+
+def convert(x, dtype: DType) -> np.ndarray:
+    """Bring raw values (any NumPy numeric or bool array) to ``dtype``'s storage."""
+    x = np.asarray(x)
+    kind = x.dtype.kind
+    if isinstance(dtype, IntType):
+        if kind == "b":
+            return x.astype(dtype.np)
+        if kind == "f":
+            return _float_to_int(x, dtype)
+        if kind == "u" and x.dtype != np.uint64:
+            x = x.astype(np.int64)
+        elif kind == "i" and x.dtype != np.int64:
+            x = x.astype(np.int64)
+        return wrap_int(x, dtype)
+    if isinstance(dtype, FloatType):
+        if dtype.name == "f64":
+            return x.astype(np.float64)
+        if dtype.name == "f16":
+            with np.errstate(over="ignore"):
+                return x.astype(np.float16)
+        if dtype.name == "bf16":
+            return round_bf16(x.astype(np.float64).astype(np.float32) if kind != "f" or x.dtype != np.float32 else x)
+        return x.astype(np.float32)
+    assert isinstance(dtype, FixedType)
+    return quantize_fixed(x, dtype)
+
+
+def to_compute(x: np.ndarray, dtype: DType) -> np.ndarray:
+    """View stored values of ``dtype`` in its compute representation."""
+    return np.asarray(x).astype(compute_np(dtype), copy=False)
+
+
+def accepts(arr: np.ndarray, dtype: DType) -> bool:
+    """Whether a user's NumPy array may be passed for a parameter of ``dtype``."""
+    if isinstance(dtype, FloatType) and dtype.name == "bf16":
+        return arr.dtype == np.float32
+    if isinstance(dtype, FixedType):
+        return arr.dtype.kind == "f"
+    if isinstance(dtype, IntType) and dtype.bits == 1:
+        return arr.dtype in (np.dtype(bool), np.dtype(np.uint8))
+    return arr.dtype == dtype.np
