@@ -1,4 +1,17 @@
-"""streamdsl: a Python-embedded HLS DSL for stream-based dataflow accelerators."""
+"""streamdsl: a Python-embedded HLS DSL for stream-based dataflow accelerators.
+
+    import streamdsl as sd
+
+    @sd.kernel
+    def vadd(A: sd.f32[1024], B: sd.f32[1024]) -> sd.f32[1024]:
+        C: sd.f32[1024] = 0.0
+        for i in range(1024):
+            C[i] = A[i] + B[i]
+        return C
+
+    C = vadd(A, B)        # runs the reference simulator on NumPy arrays
+    print(vadd.ir)        # the loop IR; sd.parse_ir(str(vadd.ir)) == vadd.ir
+"""
 from .errors import (  # noqa: F401
     IRParseError, IRVerifyError, KernelSyntaxError, KernelTypeError, Loc,
     ScheduleError, ShapeError, StreamDSLError, install_excepthook,
@@ -8,6 +21,20 @@ from .types import (  # noqa: F401
     Fixed, Int, UFixed, UInt,
     bf16, f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64,
 )
+from .builtins import (  # noqa: F401
+    abs, cast, cos, erf, exp, grid, log, max, min, rsqrt, sigmoid, sin, sqrt, tanh,
+)
+from .api import KernelFunction, kernel  # noqa: F401
+from .schedule.schedule import Schedule, schedule  # noqa: F401
+
+
+def parse_ir(text: str, filename: str = "<ir>"):
+    """Parse the IR text printed by ``str(kernel.ir)`` back into a Kernel."""
+    from .errors import user_facing
+    from .ir.parser import parse_ir as _parse
+
+    return user_facing(_parse)(text, filename)
+
 
 install_excepthook()
 

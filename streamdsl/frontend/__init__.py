@@ -1,0 +1,29 @@
+"""Python functions -> loop IR (see :mod:`.visitor`)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..ir.nodes import Kernel
+from .source import get_source
+from .visitor import KernelVisitor
+
+
+def closure_env(fn) -> dict[str, Any]:
+    """Names visible to ``fn``'s body: builtins, module globals, then closure cells."""
+    import builtins
+
+    env = dict(vars(builtins))
+    env.update(fn.__globals__)
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                env[name] = cell.cell_contents
+            except ValueError:  # a cell not yet bound
+                pass
+    return env
+
+
+def parse_function(fn, resolve_kernel: Callable[[Any, Any], Kernel | None]) -> Kernel:
+    """Translate ``fn`` into a :class:`Kernel`; ``resolve_kernel`` maps callees to their IR."""
+    src = get_source(fn)
+    return KernelVisitor(src, closure_env(fn), resolve_kernel).kernel()

@@ -1,0 +1,69 @@
+"""The public kernel object: ``@sd.kernel`` turns a Python function into one."""
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+
+from .backend.sim import simulate
+from .errors import Loc, StreamDSLError, user_facing
+from .frontend import parse_function
+from .ir.nodes import Kernel
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _caller_loc() -> Loc | None:
+    """The first frame outside streamdsl: where the user called us."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if not os.path.abspath(file).startswith(_PKG_DIR) and not file.startswith("<frozen"):
+            return Loc(file, frame.f_lineno)
+        frame = frame.f_back
+    return None
+
+
+class KernelFunction:
+    """A kernel: call it with NumPy arrays to simulate, read ``.ir`` to see its IR."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self._ir: Kernel | None = None
+        functools.update_wrapper(self, fn)
+
+    @property
+    @user_facing
+    def ir(self) -> Kernel:
+        if self._ir is None:
+            from .ir.verify import verify
+
+            self._ir = verify(parse_function(self.fn, _resolve_kernel))
+        return self._ir
+
+    @user_facing
+    def __call__(self, *args):
+        return simulate(self.ir, *args, call_loc=_caller_loc())
+
+    def __repr__(self) -> str:
+        try:
+            k = self.ir
+        except StreamDSLError:
+            return f"<kernel {self.fn.__name__} (does not compile)>"
+        sig = ", ".join(f"{p.name}: {p.type}" for p in k.params)
+        res = ", ".join(map(str, k.results))
+        return f"<kernel {k.name}({sig}) -> ({res})>"
+
+    def __str__(self) -> str:
+        return str(self.ir)
+
+
+def _resolve_kernel(obj, loc) -> Kernel | None:
+    if isinstance(obj, KernelFunction):
+        return obj.ir
+    return None
+
+
+def kernel(fn) -> KernelFunction:
+    """Decorate a Python function with annotated parameters and return type as a kernel."""
+    return KernelFunction(fn)

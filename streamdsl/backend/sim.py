@@ -1,0 +1,397 @@
+"""The reference simulator: the IR's meaning, executed over NumPy.
+
+Every other backend is tested against this interpreter.  Statements run in
+program order with the value semantics of :mod:`streamdsl.types`.  For speed,
+loops that :func:`streamdsl.ir.deps.classify` proves dependence-free run as
+one vectorised step: the loop variable becomes an array along its own axis
+(every value has ``ndim == depth`` of the kernel's deepest nest, so axes never
+misalign), iterations outside triangular bounds or ``if`` conditions are
+masked, and accumulations (``C[i, j] += A[i, k] * B[k, j]``) become NumPy
+reductions, sums of products an ``einsum``.  Large iteration spaces run in
+chunks so memory stays bounded.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import KernelTypeError, Loc, ShapeError
+from ..ir.deps import LoopInfo, accumulation, classify
+from ..ir.nodes import (
+    Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load,
+    Ref, Return, Select, Store, UnaryOp, Var, walk,
+)
+from ..ir.ops import OPS
+from ..numeric import accepts, compute_np, convert
+from ..types import DType, FloatType, IntType, TensorType, index
+
+CHUNK = 1 << 22  # elements per vectorised step
+_NATIVE_OPS = {"add", "sub", "mul", "neg", "bitand", "bitor", "bitxor", "invert", "max", "min", "abs",
+               "eq", "ne", "lt", "le", "gt", "ge"}
+_REDUCE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum,
+           "bitand": np.bitwise_and, "bitor": np.bitwise_or, "bitxor": np.bitwise_xor}
+
+
+def _native(dtype: DType) -> bool:
+    if isinstance(dtype, IntType):
+        return dtype.bits in (8, 16, 32, 64)
+    return isinstance(dtype, FloatType) and dtype.name in ("f32", "f64")
+
+
+def _identity(op: str, dtype: DType):
+    np_t = compute_np(dtype)
+    if op in ("add", "bitor", "bitxor"):
+        return np.zeros((), np_t)
+    if op == "mul":
+        return np.ones((), np_t)
+    if op == "bitand":
+        return np.array(-1 if np_t.kind == "i" else np.iinfo(np_t).max, np_t)
+    if np_t.kind == "f":
+        return np.array(-np.inf if op == "max" else np.inf, np_t)
+    lo, hi = (dtype.min, dtype.max) if isinstance(dtype, IntType) else (np.iinfo(np_t).min, np.iinfo(np_t).max)
+    return np.array(lo if op == "max" else hi, np_t)
+
+
+@dataclass
+class _Ctx:
+    depth: int = 0
+    extents: tuple[int, ...] = ()
+    mask: np.ndarray | None = None
+
+    def shape(self, ndim: int) -> tuple[int, ...]:
+        return tuple(self.extents) + (1,) * (ndim - len(self.extents))
+
+
+class Interpreter:
+    """Runs one kernel invocation; ``run`` returns its results as NumPy values."""
+
+    def __init__(self, kernel: Kernel):
+        self.kernel = kernel
+        self.ndim = _max_depth(kernel.body)
+        self.loops: dict[int, LoopInfo] = {}
+        self.accs: set[int] = set()
+        for n in (n for s in kernel.body for n in walk(s)):
+            if isinstance(n, For):
+                info = classify(n)
+                self.loops[id(n)] = info
+                self.accs |= info.accumulations
+
+    # ------------------------------------------------------------------ entry
+    def run(self, args, call_loc: Loc | None = None):
+        k = self.kernel
+        if len(args) != len(k.params):
+            raise KernelTypeError(
+                f"kernel '{k.name}' takes {len(k.params)} argument(s), got {len(args)}", call_loc,
+                hint=f"signature: {k.name}({', '.join(f'{p.name}: {p.type}' for p in k.params)})")
+        self.env: dict[str, object] = {}
+        self.decl_depth: dict[str, int] = {}
+        for p, a in zip(k.params, args):
+            self.env[p.name] = _check_arg(k, p, a, call_loc)
+            self.decl_depth[p.name] = 0
+        with np.errstate(all="ignore"):
+            out = self.block(k.body, _Ctx())
+        return out
+
+    # ------------------------------------------------------------- statements
+    def block(self, stmts, ctx: _Ctx):
+        for s in stmts:
+            r = self.stmt(s, ctx)
+            if r is not None:
+                return r
+        return None
+
+    def stmt(self, s, ctx: _Ctx):
+        if isinstance(s, For):
+            return self.loop(s, ctx)
+        if isinstance(s, Store):
+            return self.store(s, ctx)
+        if isinstance(s, Decl):
+            v = self.eval(s.init, ctx)
+            self.env[s.name] = np.broadcast_to(v, ctx.shape(self.ndim)).copy() if ctx.depth else v
+            self.decl_depth[s.name] = ctx.depth
+            return None
+        if isinstance(s, Assign):
+            return self.assign(s, ctx)
+        if isinstance(s, Alloc):
+            t = s.type
+            fill = 0 if s.init is None else self.eval(s.init, ctx)
+            self.env[s.name] = np.full(t.shape, fill, dtype=t.dtype.np)
+            return None
+        if isinstance(s, If):
+            cond = np.asarray(self.eval(s.cond, ctx)).astype(bool)
+            if cond.ndim == 0 and ctx.mask is None:
+                return self.block(s.then if cond else s.orelse, ctx)
+            for branch, m in ((s.then, cond), (s.orelse, ~cond)):
+                if branch:
+                    mask = m if ctx.mask is None else (ctx.mask & m)
+                    if np.any(mask):
+                        self.block(branch, _Ctx(ctx.depth, ctx.extents, np.asarray(mask)))
+            return None
+        if isinstance(s, CallKernel):
+            callee = self.kernel.callee(s.callee)
+            args = [self.env[a.name] if isinstance(a, Ref) else self.eval(a, ctx) for a in s.args]
+            res = Interpreter(callee).run(args, s.loc)
+            res = res if isinstance(res, tuple) else (res,)
+            for name, val in zip(s.outs, res):
+                self.env[name] = val
+                self.decl_depth[name] = ctx.depth
+            return None
+        if isinstance(s, Return):
+            vals = []
+            params = {p.name for p in self.kernel.params}
+            for v in s.values:
+                if isinstance(v, Ref):
+                    arr = self.env[v.name]
+                    vals.append(arr.copy() if v.name in params else arr)
+                else:
+                    vals.append(np.asarray(self.eval(v, ctx))[()])
+            return vals[0] if len(vals) == 1 else tuple(vals)
+        raise AssertionError(f"unknown statement {type(s).__name__}")
+
+    def loop(self, s: For, ctx: _Ctx):
+        start, stop = self.eval(s.start, ctx), self.eval(s.stop, ctx)
+        start64, stop64 = np.asarray(start, np.int64), np.asarray(stop, np.int64)
+        vector = self.loops[id(s)].kind != "sequential" and ctx.depth < self.ndim
+        if s.step > 0:
+            lo, hi = int(start64.min()), int(stop64.max())
+        else:
+            lo, hi = int(start64.max()), int(stop64.min())
+        values = np.arange(lo, hi, s.step, dtype=np.int64)
+        if values.size == 0:
+            return None
+        ragged = start64.ndim > 0 or stop64.ndim > 0
+        if not vector:
+            for val in values:
+                v = np.asarray(val, dtype=index.np)
+                inner = ctx
+                if ragged:
+                    m = _in_range(v.astype(np.int64), start64, stop64, s.step)
+                    m = m if ctx.mask is None else ctx.mask & m
+                    if not np.any(m):
+                        continue
+                    inner = _Ctx(ctx.depth, ctx.extents, m)
+                self.env[s.var] = v
+                r = self.block(s.body, inner)
+                if r is not None:
+                    return r
+            return None
+        outer = int(np.prod(ctx.extents)) if ctx.extents else 1
+        per = max(1, CHUNK // max(1, outer))
+        axis_shape = [1] * self.ndim
+        for c0 in range(0, values.size, per):
+            chunk = values[c0:c0 + per]
+            axis_shape[ctx.depth] = chunk.size
+            v = chunk.reshape(axis_shape)
+            mask = ctx.mask
+            if ragged:
+                m = _in_range(v, start64, stop64, s.step)
+                mask = m if mask is None else mask & m
+            self.env[s.var] = v.astype(index.np)
+            self.block(s.body, _Ctx(ctx.depth + 1, ctx.extents + (chunk.size,), mask))
+        return None
+
+    def assign(self, s: Assign, ctx: _Ctx):
+        old = self.env[s.name]
+        d0 = self.decl_depth[s.name]
+        if id(s) in self.accs and ctx.depth > d0:
+            new, mask = self._accumulate(s, lambda e: isinstance(e, Var) and e.name == s.name, old,
+                                         range(d0, ctx.depth), ctx)
+        else:
+            new, mask = self.eval(s.value, ctx), ctx.mask
+        self.env[s.name] = new if mask is None else np.where(mask, new, old)
+
+    def store(self, s: Store, ctx: _Ctx):
+        buf = self.env[s.name]
+        idx = [np.asarray(self.eval(i, ctx)) for i in s.indices]
+        if id(s) in self.accs and ctx.depth:
+            used = [False] * self.ndim
+            for ix in idx:
+                for ax in range(ix.ndim):
+                    used[ax] |= ix.shape[ax] > 1
+            axes = [ax for ax in range(ctx.depth) if not used[ax]]
+            is_t = lambda e: isinstance(e, Load) and e.name == s.name and e.indices == s.indices  # noqa: E731
+            mask_r = ctx.mask if ctx.mask is None or not axes else np.any(ctx.mask, axis=tuple(axes), keepdims=True)
+            cur = self._load(buf, idx, mask_r, s)
+            value, mask = self._accumulate(s, is_t, cur, axes, ctx)
+        else:
+            value, mask = self.eval(s.value, ctx), ctx.mask
+        self._write(buf, idx, value, mask, s)
+
+    def _accumulate(self, s, is_target, current, axes, ctx: _Ctx):
+        """``x = x op reduce(e)`` over ``axes``: the vectorised form of an accumulation."""
+        op, e = accumulation(s, is_target)
+        axes = tuple(axes)
+        inner = s.value.operand if isinstance(s.value, Cast) else s.value
+        acc_t = inner.dtype
+        red = self._einsum(e, axes, ctx) if op == "add" else None
+        if red is None:
+            val = np.asarray(self.eval(e, ctx))
+            if ctx.mask is not None:
+                val = np.where(ctx.mask, val, _identity(op, acc_t).astype(val.dtype))
+            full = np.broadcast_shapes(val.shape, ctx.shape(self.ndim),
+                                       ctx.mask.shape if ctx.mask is not None else ())
+            val = np.broadcast_to(val, full) if val.shape != full else val
+            red = _REDUCE[op].reduce(val, axis=axes, keepdims=True) if axes and val.ndim else val
+        red = convert(red, acc_t) if not _native(acc_t) or red.dtype != acc_t.np else red
+        combined = self._apply(op, (current, red), (acc_t, acc_t), acc_t)
+        if isinstance(s.value, Cast):
+            combined = convert(combined, s.value.dtype)
+        mask = ctx.mask
+        if mask is not None and axes and mask.ndim:
+            mask = np.any(mask, axis=axes, keepdims=True)
+        return combined, mask
+
+    def _einsum(self, e: Expr, axes, ctx: _Ctx):
+        """Sum over ``axes`` of a product of two factors, via BLAS where NumPy can."""
+        if not (isinstance(e, BinOp) and e.op == "mul" and _native(e.dtype) and axes):
+            return None
+        x, y = (np.asarray(self.eval(t, ctx)) for t in (e.lhs, e.rhs))
+        if ctx.mask is not None:
+            x = np.where(ctx.mask, x, 0).astype(x.dtype, copy=False)
+        if x.ndim == 0 or y.ndim == 0:
+            return None
+        x, y = x.astype(e.dtype.np, copy=False), y.astype(e.dtype.np, copy=False)
+        lx = [a for a in range(self.ndim) if x.shape[a] > 1]
+        ly = [a for a in range(self.ndim) if y.shape[a] > 1]
+        if any(ctx.extents[a] > 1 and a not in lx and a not in ly for a in axes):
+            return None  # a factor constant along a reduced axis: let the plain path count it
+        out = [a for a in range(self.ndim) if a not in axes and (a in lx or a in ly)]
+        res = np.einsum(x.reshape([x.shape[a] for a in lx]), lx, y.reshape([y.shape[a] for a in ly]), ly, out,
+                        optimize=len(lx) + len(ly) > 2)
+        shape = [1] * self.ndim
+        for a in out:
+            shape[a] = x.shape[a] if x.shape[a] > 1 else y.shape[a]
+        return np.asarray(res, dtype=e.dtype.np).reshape(shape)
+
+    # ------------------------------------------------------------ expressions
+    def eval(self, e: Expr, ctx: _Ctx):
+        if isinstance(e, Const):
+            return np.asarray(e.value, dtype=e.dtype.np)
+        if isinstance(e, Var):
+            return self.env[e.name]
+        if isinstance(e, Load):
+            idx = [np.asarray(self.eval(i, ctx)) for i in e.indices]
+            return self._load(self.env[e.name], idx, ctx.mask, e)
+        if isinstance(e, BinOp):
+            a, b = self.eval(e.lhs, ctx), self.eval(e.rhs, ctx)
+            return self._apply(e.op, (a, b), (e.lhs.dtype, e.rhs.dtype), e.dtype)
+        if isinstance(e, UnaryOp):
+            return self._apply(e.op, (self.eval(e.operand, ctx),), (e.operand.dtype,), e.dtype)
+        if isinstance(e, Call):
+            vals = tuple(self.eval(a, ctx) for a in e.args)
+            return self._apply(e.fn, vals, tuple(a.dtype for a in e.args), e.dtype)
+        if isinstance(e, Cast):
+            v = np.asarray(self.eval(e.operand, ctx))
+            return convert(v, e.dtype)
+        if isinstance(e, Select):
+            c = np.asarray(self.eval(e.cond, ctx)).astype(bool)
+            return np.where(c, self.eval(e.then, ctx), self.eval(e.orelse, ctx))
+        raise AssertionError(f"cannot evaluate {type(e).__name__}")
+
+    @staticmethod
+    def _apply(op: str, vals, dtypes, result: DType):
+        info = OPS[op]
+        if op in _NATIVE_OPS and all(_native(t) and t == dtypes[0] for t in dtypes) and (
+                result == dtypes[0] or result == _U1):
+            raw = info.np(*vals)
+            return raw.astype(np.uint8) if result == _U1 else raw
+        raw = info.np(*(np.asarray(v).astype(compute_np(t), copy=False) for v, t in zip(vals, dtypes)))
+        return convert(raw, result)
+
+    def _load(self, buf, idx, mask, node):
+        if all(ix.ndim == 0 for ix in idx):
+            pos = tuple(int(ix) for ix in idx)
+            _check_bounds(buf, [np.asarray(p) for p in pos], node)
+            return buf[pos]
+        if mask is not None:
+            idx = [np.where(mask, ix, 0) if ix.ndim else ix for ix in idx]
+        idx = [ix.astype(np.intp, copy=False) for ix in idx]
+        _check_bounds(buf, idx, node)
+        return buf[tuple(idx)]
+
+    def _write(self, buf, idx, value, mask, node):
+        value = np.asarray(value)
+        shapes = [ix.shape for ix in idx] + [value.shape] + ([mask.shape] if mask is not None else [])
+        full = np.broadcast_shapes(*shapes)
+        if mask is not None and mask.ndim:
+            sel = np.broadcast_to(mask, full)
+            idx = [np.broadcast_to(ix, full)[sel] for ix in idx]
+            value = np.broadcast_to(value, full)[sel]
+        elif mask is not None and not bool(mask):
+            return
+        else:
+            idx = [np.broadcast_to(ix, full) for ix in idx]
+            value = np.broadcast_to(value, full)
+        idx = [ix.astype(np.intp, copy=False) for ix in idx]
+        _check_bounds(buf, idx, node)
+        buf[tuple(idx)] = value
+
+
+_U1 = IntType(1, False)
+
+
+def _in_range(v, start, stop, step):
+    if step > 0:
+        m = (v >= start) & (v < stop)
+        return m & ((v - start) % step == 0) if step != 1 and np.ndim(start) else m
+    m = (v <= start) & (v > stop)
+    return m & ((start - v) % -step == 0) if step != -1 and np.ndim(start) else m
+
+
+def _check_bounds(buf, idx, node) -> None:
+    for d, ix in enumerate(idx):
+        if ix.size == 0:
+            continue
+        lo, hi = int(ix.min()), int(ix.max())
+        n = buf.shape[d]
+        if lo < 0 or hi >= n:
+            bad = lo if lo < 0 else hi
+            name = getattr(node, "name", "?")
+            raise ShapeError(
+                f"index {bad} is out of bounds for dimension {d} of '{name}' (size {n})",
+                node.loc, hint="check the loop bounds and the index expression",
+            )
+
+
+def _max_depth(stmts) -> int:
+    best = 0
+    for s in stmts:
+        if isinstance(s, For):
+            best = max(best, 1 + _max_depth(s.body))
+        elif isinstance(s, If):
+            best = max(best, _max_depth(s.then), _max_depth(s.orelse))
+    return best
+
+
+def _check_arg(k: Kernel, p, a, call_loc):
+    t = p.type
+    where = f" (declared at {p.loc})" if p.loc is not None else ""
+    if isinstance(t, TensorType):
+        if not isinstance(a, np.ndarray):
+            raise KernelTypeError(
+                f"argument '{p.name}' of '{k.name}' must be a NumPy array of {t}, got {type(a).__name__}",
+                call_loc, hint=f"pass np.asarray(...) with dtype {t.dtype.np}{where}")
+        if a.shape != t.shape:
+            raise ShapeError(
+                f"argument '{p.name}' of '{k.name}' has shape {a.shape}, but the kernel declares {p.name}: {t}",
+                call_loc, hint=f"pass an array of shape {t.shape}{where}")
+        if not accepts(a, t.dtype):
+            raise KernelTypeError(
+                f"argument '{p.name}' of '{k.name}' has dtype {a.dtype}, but the kernel declares {p.name}: {t}",
+                call_loc, hint=f"convert with .astype(np.{t.dtype.np}){where}")
+        return convert(a, t.dtype) if not _native(t.dtype) else a
+    if isinstance(a, np.ndarray) and a.ndim == 0:
+        a = a[()]
+    if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
+        if isinstance(t, IntType) and isinstance(a, (float, np.floating)):
+            raise KernelTypeError(f"argument '{p.name}' of '{k.name}' is {t}, got float {a!r}", call_loc,
+                                  hint=f"pass an integer{where}")
+        return convert(np.asarray(a), t)
+    raise KernelTypeError(f"argument '{p.name}' of '{k.name}' must be a {t} scalar, got {type(a).__name__}",
+                          call_loc, hint=f"pass a Python or NumPy number{where}")
+
+
+def simulate(kernel: Kernel, *args, call_loc: Loc | None = None):
+    """Run ``kernel`` on NumPy arrays; returns one array, a tuple, or None."""
+    return Interpreter(kernel).run(args, call_loc)

@@ -1,0 +1,619 @@
+"""Python AST -> loop IR: one whitelisting visitor.
+
+Each supported construct has a ``visit_X``; :meth:`KernelVisitor.generic_visit`
+refuses everything else with the user's line.  Types come from the typed
+builders in :mod:`streamdsl.ir.build`, so this file only resolves names and
+shapes the loop structure.
+"""
+from __future__ import annotations
+
+import ast
+import builtins as _py
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import KernelSyntaxError, KernelTypeError, Loc, ShapeError
+from ..ir import build as B
+from ..ir.nodes import (
+    Alloc, Assign, CallKernel, Decl, Expr, For, If, Kernel, Load, Param, Ref, Return,
+    Stmt, Store, Var,
+)
+from ..types import DType, IntType, TensorType, index
+from .source import Source
+
+_BINOPS = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
+    ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "bitand", ast.BitOr: "bitor", ast.BitXor: "bitxor",
+    ast.LShift: "shl", ast.RShift: "shr",
+}
+_CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+_PY_BUILTINS = {_py.min: "min", _py.max: "max", _py.abs: "abs"}
+_UNSUPPORTED = {
+    ast.While: ("while loops are not supported in a kernel", "use a for loop with a constant bound"),
+    ast.Try: ("try/except is not supported in a kernel", "kernels are hardware; check inputs before calling"),
+    ast.With: ("'with' is not supported in a kernel", None),
+    ast.Lambda: ("lambdas are not supported in a kernel", "write another @sd.kernel"),
+    ast.ListComp: ("list comprehensions are not supported in a kernel", "allocate a tensor and fill it in a loop"),
+    ast.List: ("lists are not supported in a kernel", "allocate a tensor: X: f32[N] = 0.0"),
+    ast.Dict: ("dicts are not supported in a kernel", None),
+    ast.FunctionDef: ("nested functions are not supported in a kernel", "define another @sd.kernel at module level"),
+    ast.Global: ("'global' is not supported in a kernel", None),
+    ast.Nonlocal: ("'nonlocal' is not supported in a kernel", None),
+    ast.Break: ("'break' is not supported in a kernel", "loops have fixed trip counts in hardware; guard the body with if"),
+    ast.Continue: ("'continue' is not supported in a kernel", "guard the rest of the body with if"),
+    ast.Import: ("imports are not allowed inside a kernel", "import at module level"),
+    ast.ImportFrom: ("imports are not allowed inside a kernel", "import at module level"),
+    ast.Delete: ("'del' is not supported in a kernel", None),
+    ast.Raise: ("'raise' is not supported in a kernel", None),
+    ast.Assert: ("'assert' is not supported in a kernel", None),
+    ast.JoinedStr: ("f-strings are not supported in a kernel", None),
+    ast.Starred: ("starred expressions are not supported in a kernel", None),
+}
+
+
+@dataclass(frozen=True)
+class Lit:
+    """A compile-time Python number, typed only when it meets an operand (weak literal)."""
+
+    value: int | float | bool
+
+
+@dataclass(frozen=True)
+class TensorName:
+    name: str
+    type: TensorType
+
+
+@dataclass
+class Symbol:
+    name: str
+    type: Any  # DType or TensorType
+    kind: str  # "param", "local", "loop", "out"
+
+
+class KernelVisitor(ast.NodeVisitor):
+    def __init__(self, src: Source, env: dict[str, Any], resolve_kernel):
+        self.src = src
+        self.env = env
+        self.resolve_kernel = resolve_kernel  # object -> Kernel IR or None
+        self.scopes: list[dict[str, Symbol]] = [{}]
+        self.callees: dict[str, Kernel] = {}
+        self.results: tuple = ()
+
+    # ------------------------------------------------------------ helpers
+    def loc(self, node) -> Loc:
+        return self.src.loc(node)
+
+    def error(self, node, message, hint=None, cls=KernelSyntaxError):
+        raise cls(message, self.loc(node), hint=hint)
+
+    def lookup(self, name: str) -> Symbol | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def define(self, node, name: str, type_, kind: str) -> None:
+        if self.lookup(name) is not None:
+            prev = self.lookup(name)
+            self.error(node, f"'{name}' is already defined (as a {prev.kind} of type {prev.type})",
+                       hint="choose a new name; kernel variables have one type")
+        self.scopes[-1][name] = Symbol(name, type_, kind)
+
+    def evaluate(self, node: ast.expr) -> Any:
+        """Evaluate a compile-time expression (an annotation, a bound) in the closure."""
+        try:
+            return eval(compile(ast.Expression(node), self.src.file, "eval"), dict(self.env))  # noqa: S307
+        except (KernelSyntaxError, KernelTypeError, ShapeError) as exc:
+            failure: Exception = exc
+        except Exception as exc:  # the user's expression failed: show it at their line
+            failure = exc
+        if isinstance(failure, (KernelSyntaxError, KernelTypeError, ShapeError)):
+            raise type(failure)(failure.message, self.loc(node), failure.hint) from None
+        self.error(node, f"cannot evaluate '{ast.unparse(node)}' when the kernel is defined: {failure}",
+                   hint="types and shapes must be built from constants visible to the kernel")
+
+    def as_type(self, node, scalar_only=False):
+        t = self.evaluate(node)
+        if isinstance(t, DType) or (isinstance(t, TensorType) and not scalar_only):
+            return t
+        want = "a scalar type such as sd.i32" if scalar_only else "a type such as sd.f32[64, 128] or sd.i32"
+        self.error(node, f"'{ast.unparse(node)}' is not {want}", cls=KernelTypeError,
+                   hint="annotate with streamdsl types, e.g. A: f32[M, N]")
+
+    def expr(self, node) -> Expr:
+        """Visit ``node`` as a typed scalar expression (literals get their default type)."""
+        v = self.visit(node)
+        if isinstance(v, Lit):
+            return B.const(v.value, B.literal_type(v.value), self.loc(node))
+        if isinstance(v, TensorName):
+            self.error(node, f"tensor '{v.name}' ({v.type}) used where a scalar is expected",
+                       hint=f"index it: {v.name}[{', '.join(f'i{d}' for d in range(v.type.rank))}]",
+                       cls=ShapeError)
+        if not isinstance(v, Expr):
+            self.error(node, f"'{ast.unparse(node)}' is not a value a kernel can compute with",
+                       hint="kernels compute on scalars, tensor elements and compile-time numbers")
+        return v
+
+    def pair(self, a, b, node):
+        """Type two operands, letting a literal follow the other operand's type."""
+        if isinstance(a, Lit) and isinstance(b, Lit):
+            raise AssertionError("folded by caller")
+        if isinstance(a, Lit):
+            b = self._typed(b, node)
+            return B.weak_literal(a.value, b.dtype, self.loc(node)), b
+        if isinstance(b, Lit):
+            a = self._typed(a, node)
+            return a, B.weak_literal(b.value, a.dtype, self.loc(node))
+        return self._typed(a, node), self._typed(b, node)
+
+    def _typed(self, v, node):
+        if isinstance(v, Expr):
+            return v
+        if isinstance(v, TensorName):
+            self.error(node, f"tensor '{v.name}' used as a scalar operand", cls=ShapeError,
+                       hint=f"index it: {v.name}[...]")
+        self.error(node, f"'{ast.unparse(node)}' is not a kernel value")
+
+    def body(self, stmts) -> tuple[Stmt, ...]:
+        out: list[Stmt] = []
+        for s in stmts:
+            r = self.visit(s)
+            if r is None:
+                continue
+            out.extend(r if isinstance(r, (list, tuple)) else [r])
+        return tuple(out)
+
+    def scoped_body(self, stmts) -> tuple[Stmt, ...]:
+        self.scopes.append({})
+        try:
+            return self.body(stmts)
+        finally:
+            self.scopes.pop()
+
+    # ------------------------------------------------------------ kernel
+    def kernel(self) -> Kernel:
+        f = self.src.tree
+        a = f.args
+        for bad, what in ((a.vararg, "*args"), (a.kwarg, "**kwargs")):
+            if bad is not None:
+                self.error(bad, f"{what} is not supported in a kernel signature", hint="list every parameter")
+        if a.kwonlyargs or a.posonlyargs or a.defaults or a.kw_defaults:
+            node = (a.kwonlyargs or a.posonlyargs or a.defaults or a.kw_defaults)[0]
+            self.error(node, "kernel parameters are positional without defaults", hint="def k(A: f32[N], n: i32)")
+        params = []
+        for arg in a.args:
+            if arg.annotation is None:
+                self.error(arg, f"parameter '{arg.arg}' needs a type annotation", cls=KernelTypeError,
+                           hint=f"write {arg.arg}: f32[64, 128] or {arg.arg}: i32")
+            t = self.as_type(arg.annotation)
+            self.define(arg, arg.arg, t, "param")
+            params.append(Param(arg.arg, t, self.loc(arg)))
+        if f.returns is None:
+            self.error(f, f"kernel '{f.name}' needs a return annotation", cls=KernelTypeError,
+                       hint="write -> f32[M, N], -> (f32[M], f32[N]) or -> None")
+        self.results = self._result_types(f.returns)
+        body = list(self.body(f.body))
+        if self.results and not (body and isinstance(body[-1], Return)):
+            self.error(f, f"kernel '{f.name}' must end with a return of {', '.join(map(str, self.results))}",
+                       cls=KernelTypeError, hint="return the output tensors as the last statement")
+        return Kernel(f.name, tuple(params), self.results, tuple(body), callees=tuple(self.callees.values()),
+                      loc=self.loc(f))
+
+    def _result_types(self, node) -> tuple:
+        if isinstance(node, ast.Constant) and node.value is None:
+            return ()
+        if isinstance(node, ast.Tuple):
+            return tuple(self.as_type(e) for e in node.elts)
+        t = self.evaluate(node)
+        if isinstance(t, tuple):
+            if not all(isinstance(x, (DType, TensorType)) for x in t):
+                self.error(node, "return annotation must list types", cls=KernelTypeError)
+            return t
+        return (self.as_type(node),)
+
+    # ------------------------------------------------------------ statements
+    def generic_visit(self, node):
+        for cls, (msg, hint) in _UNSUPPORTED.items():
+            if isinstance(node, cls):
+                self.error(node, msg, hint=hint)
+        self.error(node, f"{type(node).__name__} ('{ast.unparse(node)[:40]}') is not supported in a kernel",
+                   hint="see the list of supported Python in the streamdsl README")
+
+    def visit_Pass(self, node):
+        return None
+
+    def visit_Expr(self, node):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return None  # docstring
+        if isinstance(node.value, ast.Call):
+            kern = self._callee(node.value)
+            if kern is not None:
+                return self._call_kernel(node.value, kern, [])
+        self.error(node, "an expression statement has no effect in a kernel",
+                   hint="assign the value: x = ..., or store it into a tensor")
+
+    def visit_AnnAssign(self, node):
+        if not isinstance(node.target, ast.Name):
+            self.error(node.target, "only a plain name can be declared with a type", hint="C: f32[M, N] = 0.0")
+        name = node.target.id
+        t = self.as_type(node.annotation)
+        loc = self.loc(node)
+        if isinstance(t, TensorType):
+            init = None
+            if node.value is not None:
+                v = self.visit(node.value)
+                if not isinstance(v, Lit):
+                    self.error(node.value, "a local tensor is initialised with a constant",
+                               hint=f"write {name}: {t} = 0.0 and fill it in a loop")
+                init = B.const(v.value, t.dtype, self.loc(node.value))
+            self.define(node, name, t, "local")
+            return Alloc(name, t, init, loc=loc)
+        value = B.const(0, t, loc) if node.value is None else self.coerce(node.value, t)
+        self.define(node, name, t, "local")
+        return Decl(name, t, value, loc)
+
+    def coerce(self, node, dtype: DType) -> Expr:
+        """The value of ``node`` converted to ``dtype`` (assignment conversion, as in C)."""
+        v = self.visit(node)
+        if isinstance(v, Lit):
+            value = v.value
+            if isinstance(dtype, IntType) and isinstance(value, float):
+                if not float(value).is_integer():
+                    self.error(node, f"float {value!r} assigned to {dtype}", cls=KernelTypeError,
+                               hint="write sd.cast(x, dtype) to convert explicitly")
+                value = int(value)
+            return B.const(value, dtype, self.loc(node))
+        return B.cast(self._typed(v, node), dtype, self.loc(node))
+
+    def visit_Assign(self, node):
+        if len(node.targets) != 1:
+            self.error(node, "chained assignment is not supported", hint="assign one target per statement")
+        target = node.targets[0]
+        if isinstance(node.value, ast.Call):
+            kern = self._callee(node.value)
+            if kern is not None:
+                names = target.elts if isinstance(target, ast.Tuple) else [target]
+                return self._call_kernel(node.value, kern, names)
+        if isinstance(target, ast.Tuple):
+            self.error(target, "tuple assignment is only supported for kernel calls", hint="a, b = other_kernel(X)")
+        return self._assign(target, node.value, node)
+
+    def _assign(self, target, value_node, node, value: Expr | None = None):
+        loc = self.loc(node)
+        if isinstance(target, ast.Subscript):
+            tname, indices = self._subscript(target)
+            sym = self.lookup(tname.name)
+            if sym.kind == "param":
+                self.error(target, f"parameter '{tname.name}' is read-only",
+                           hint=f"allocate an output tensor ({tname.name}_out: {tname.type} = 0.0) and return it")
+            v = value if value is not None else self.coerce(value_node, tname.type.dtype)
+            return Store(tname.name, indices, B.cast(v, tname.type.dtype, loc), loc)
+        if not isinstance(target, ast.Name):
+            self.error(target, f"cannot assign to '{ast.unparse(target)}'", hint="assign to a name or a tensor element")
+        sym = self.lookup(target.id)
+        if sym is None:
+            v = value if value is not None else self.expr(value_node)
+            self.define(target, target.id, v.dtype, "local")
+            return Decl(target.id, v.dtype, v, loc)
+        if isinstance(sym.type, TensorType):
+            self.error(target, f"cannot assign a value to the whole tensor '{target.id}'",
+                       hint=f"store elements in a loop: {target.id}[i] = ...")
+        if sym.kind in ("loop", "param"):
+            self.error(target, f"{'loop variable' if sym.kind == 'loop' else 'parameter'} '{target.id}' cannot be assigned",
+                       hint="copy it into a new local first")
+        v = value if value is not None else self.coerce(value_node, sym.type)
+        return Assign(target.id, B.cast(v, sym.type, loc), loc)
+
+    def visit_AugAssign(self, node):
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            self.error(node, f"operator {type(node.op).__name__} is not supported")
+        target = node.target
+        if isinstance(target, ast.Name) and self.lookup(target.id) is None:
+            self.error(target, f"'{target.id}' is not defined", hint=f"declare it first: {target.id}: f32 = 0.0")
+        cur = ast.copy_location(ast.Subscript(target.value, target.slice, ast.Load()) if isinstance(target, ast.Subscript)
+                                else ast.Name(target.id, ast.Load()), target)
+        ast.fix_missing_locations(cur)
+        combined = self._binop(op, self.visit(cur), self.visit(node.value), node)
+        if isinstance(combined, Lit):
+            raise AssertionError("target is never a literal")
+        return self._assign(target, None, node, value=combined)
+
+    def visit_For(self, node):
+        if node.orelse:
+            self.error(node.orelse[0], "for/else is not supported in a kernel")
+        it = node.iter
+        if not isinstance(it, ast.Call):
+            self.error(it, "a kernel loop iterates over range(...) or sd.grid(...)", hint="for i in range(N):")
+        fn = self._resolve_call(it.func)
+        if it.keywords:
+            self.error(it.keywords[0], "keyword arguments are not supported in loop headers")
+        if fn is range:
+            if not isinstance(node.target, ast.Name):
+                self.error(node.target, "a range loop binds one variable", hint="for i in range(N):")
+            return self._loop([(node.target, it.args, it)], node.body, node)
+        if getattr(fn, "__sd_op__", None) == "grid":
+            names = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
+            if len(names) != len(it.args):
+                self.error(node.target, f"sd.grid has {len(it.args)} extents but the loop binds {len(names)} names",
+                           hint="for i, j in sd.grid(M, N):")
+            for n in names:
+                if not isinstance(n, ast.Name):
+                    self.error(n, "loop variables are plain names")
+            return self._loop([(n, [a], node) for n, a in zip(names, it.args)], node.body, node)
+        self.error(it, f"'{ast.unparse(it.func)}' is not a loop a kernel understands",
+                   hint="use range(start, stop, step) or sd.grid(M, N)")
+
+    def _loop(self, levels, body, node):
+        target, args, hdr = levels[0]
+        if not 1 <= len(args) <= 3:
+            self.error(hdr, "range takes 1 to 3 arguments")
+        bounds = [self._bound(a) for a in args]
+        start, stop = (B.const(0, index), bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
+        step = 1
+        if len(args) == 3:
+            s = self.visit(args[2])
+            if not isinstance(s, Lit) or not isinstance(s.value, int) or isinstance(s.value, bool) or s.value == 0:
+                self.error(args[2], "a loop step must be a nonzero integer constant", hint="range(0, N, 2)")
+            step = s.value
+        self.scopes.append({})
+        try:
+            self.define(target, target.id, index, "loop")
+            inner = self._loop(levels[1:], body, node) if len(levels) > 1 else self.body(body)
+            inner = inner if isinstance(inner, tuple) else (inner,)
+        finally:
+            self.scopes.pop()
+        return For(target.id, start, stop, step, inner, loc=self.loc(target) if len(levels) > 1 else self.loc(node))
+
+    def _bound(self, node) -> Expr:
+        v = self.visit(node)
+        if isinstance(v, Lit):
+            if not isinstance(v.value, int) or isinstance(v.value, bool):
+                self.error(node, f"loop bound {v.value!r} is not an integer", cls=KernelTypeError)
+            return B.const(v.value, index, self.loc(node))
+        e = self._typed(v, node)
+        if not isinstance(e.dtype, IntType):
+            self.error(node, f"loop bound has type {e.dtype}, expected an integer", cls=KernelTypeError,
+                       hint="loop bounds are constants or integer expressions of outer loop variables")
+        return B.cast(e, index, self.loc(node))
+
+    def visit_If(self, node):
+        cond = B.truth(self.expr(node.test), self.loc(node.test))
+        then = self.scoped_body(node.body)
+        orelse = self.scoped_body(node.orelse) if node.orelse else ()
+        return If(cond, then, orelse, self.loc(node))
+
+    def visit_Return(self, node):
+        if len(self.scopes) > 1:
+            self.error(node, "return must be the last statement of the kernel, outside loops and branches",
+                       hint="store results into output tensors and return them at the end")
+        values = [] if node.value is None else (node.value.elts if isinstance(node.value, ast.Tuple) else [node.value])
+        if len(values) != len(self.results):
+            self.error(node, f"kernel returns {len(values)} value(s) but is annotated with {len(self.results)}",
+                       cls=KernelTypeError, hint="make the return match the -> annotation")
+        out = []
+        for v, t in zip(values, self.results):
+            if isinstance(t, TensorType):
+                r = self.visit(v)
+                if not isinstance(r, TensorName):
+                    self.error(v, f"expected a tensor of type {t} here", cls=KernelTypeError)
+                if r.type != t:
+                    self.error(v, f"returns '{r.name}' of type {r.type}, but the annotation says {t}", cls=ShapeError,
+                               hint="fix the return annotation or the tensor's declaration")
+                out.append(Ref(r.name, r.type, self.loc(v)))
+            else:
+                out.append(self.coerce(v, t))
+        return Return(tuple(out), self.loc(node))
+
+    # ------------------------------------------------------------ kernel calls
+    def _resolve_call(self, func):
+        if isinstance(func, ast.Name) and self.lookup(func.id) is not None:
+            self.error(func, f"'{func.id}' is not callable")
+        if isinstance(func, (ast.Name, ast.Attribute)):
+            return self.evaluate(func)
+        self.error(func, f"cannot call '{ast.unparse(func)}' in a kernel")
+
+    def _callee(self, call: ast.Call) -> Kernel | None:
+        if isinstance(call.func, ast.Name) and self.lookup(call.func.id) is not None:
+            return None
+        if not isinstance(call.func, (ast.Name, ast.Attribute)):
+            return None
+        return self.resolve_kernel(self.evaluate(call.func), self.loc(call))
+
+    def _call_kernel(self, call: ast.Call, kern: Kernel, targets):
+        if call.keywords:
+            self.error(call.keywords[0], "kernel calls take positional arguments")
+        if len(call.args) != len(kern.params):
+            self.error(call, f"kernel '{kern.name}' takes {len(kern.params)} argument(s), got {len(call.args)}",
+                       cls=KernelTypeError)
+        args = []
+        for a, p in zip(call.args, kern.params):
+            if isinstance(p.type, TensorType):
+                v = self.visit(a)
+                if not isinstance(v, TensorName):
+                    self.error(a, f"parameter '{p.name}' of '{kern.name}' is a tensor {p.type}", cls=KernelTypeError)
+                if v.type != p.type:
+                    self.error(a, f"'{v.name}' has type {v.type} but '{kern.name}' expects {p.name}: {p.type}",
+                               cls=ShapeError, hint="shapes and dtypes of kernel arguments must match exactly")
+                args.append(Ref(v.name, v.type, self.loc(a)))
+            else:
+                args.append(self.coerce(a, p.type))
+        if len(targets) != len(kern.results):
+            self.error(call, f"kernel '{kern.name}' returns {len(kern.results)} value(s), assigned to {len(targets)}",
+                       cls=KernelTypeError)
+        outs = []
+        for t, rt in zip(targets, kern.results):
+            if not isinstance(t, ast.Name):
+                self.error(t, "kernel results are bound to new names", hint="T = other_kernel(A)")
+            self.define(t, t.id, rt, "out")
+            outs.append(t.id)
+        prev = self.callees.get(kern.name)
+        if prev is not None and prev != kern:
+            self.error(call, f"two different kernels are named '{kern.name}'", hint="rename one of them")
+        self.callees[kern.name] = kern
+        return CallKernel(kern.name, tuple(args), tuple(outs), self.loc(call))
+
+    # ------------------------------------------------------------ expressions
+    def visit_Constant(self, node):
+        if isinstance(node.value, (bool, int, float)):
+            return Lit(node.value)
+        self.error(node, f"constant {node.value!r} is not a number", hint="kernels compute on numbers only")
+
+    def visit_Name(self, node):
+        sym = self.lookup(node.id)
+        if sym is not None:
+            if isinstance(sym.type, TensorType):
+                return TensorName(node.id, sym.type)
+            return Var(node.id, sym.type, self.loc(node))
+        if node.id in self.env:
+            return self._from_env(self.env[node.id], node)
+        self.error(node, f"name '{node.id}' is not defined", hint="declare locals with a type: x: f32 = 0.0")
+
+    def visit_Attribute(self, node):
+        return self._from_env(self.evaluate(node), node)
+
+    def _from_env(self, value, node):
+        if isinstance(value, (bool, int, float, np.integer, np.floating, np.bool_)):
+            return Lit(value.item() if isinstance(value, np.generic) else value)
+        self.error(node, f"'{ast.unparse(node)}' ({type(value).__name__}) cannot be used as a value in a kernel",
+                   hint="only numbers from the enclosing scope are compile-time constants")
+
+    def visit_BinOp(self, node):
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            self.error(node, f"operator '{type(node.op).__name__}' is not supported in a kernel")
+        return self._binop(op, self.visit(node.left), self.visit(node.right), node)
+
+    def _binop(self, op, a, b, node):
+        if isinstance(a, Lit) and isinstance(b, Lit):
+            return self._fold(op, a.value, b.value, node)
+        lhs, rhs = self.pair(a, b, node)
+        return B.binop(op, lhs, rhs, self.loc(node))
+
+    def _fold(self, op, x, y, node):
+        fns = {"add": lambda: x + y, "sub": lambda: x - y, "mul": lambda: x * y, "div": lambda: x / y,
+               "floordiv": lambda: x // y, "mod": lambda: x % y, "pow": lambda: x ** y, "bitand": lambda: x & y,
+               "bitor": lambda: x | y, "bitxor": lambda: x ^ y, "shl": lambda: x << y, "shr": lambda: x >> y,
+               "eq": lambda: x == y, "ne": lambda: x != y, "lt": lambda: x < y, "le": lambda: x <= y,
+               "gt": lambda: x > y, "ge": lambda: x >= y}
+        try:
+            return Lit(fns[op]())
+        except Exception as exc:
+            self.error(node, f"constant expression '{ast.unparse(node)}' fails: {exc}", cls=KernelTypeError)
+
+    def visit_UnaryOp(self, node):
+        v = self.visit(node.operand)
+        if isinstance(node.op, ast.UAdd):
+            return v
+        op = {ast.USub: "neg", ast.Not: "not", ast.Invert: "invert"}[type(node.op)]
+        if isinstance(v, Lit):
+            return Lit({"neg": lambda x: -x, "not": lambda x: not x, "invert": lambda x: ~x}[op](v.value))
+        return B.unary(op, self._typed(v, node.operand), self.loc(node))
+
+    def visit_BoolOp(self, node):
+        op = "and" if isinstance(node.op, ast.And) else "or"
+        acc = self.expr(node.values[0])
+        for v in node.values[1:]:
+            acc = B.binop(op, acc, self.expr(v), self.loc(node))
+        return acc
+
+    def visit_Compare(self, node):
+        result, left = None, self.visit(node.left)
+        for opnode, comp in zip(node.ops, node.comparators):
+            op = _CMPOPS.get(type(opnode))
+            if op is None:
+                self.error(node, f"'{type(opnode).__name__}' comparisons are not supported in a kernel")
+            right = self.visit(comp)
+            c = self._binop(op, left, right, node)
+            if isinstance(c, Lit):
+                c = B.const(c.value, B.literal_type(c.value), self.loc(node))
+            result = c if result is None else B.binop("and", result, c, self.loc(node))
+            left = right
+        return result
+
+    def visit_IfExp(self, node):
+        cond = self.expr(node.test)
+        a, b = self.visit(node.body), self.visit(node.orelse)
+        if isinstance(a, Lit) and isinstance(b, Lit):
+            a = B.const(a.value, B.literal_type(a.value), self.loc(node.body))
+        a, b = self.pair(a, b, node)
+        return B.select(cond, a, b, self.loc(node))
+
+    def visit_Subscript(self, node):
+        tname, indices = self._subscript(node)
+        return Load(tname.name, indices, tname.type.dtype, self.loc(node))
+
+    def _subscript(self, node):
+        base = self.visit(node.value) if isinstance(node.value, ast.Name) else None
+        if not isinstance(base, TensorName):
+            self.error(node.value, f"'{ast.unparse(node.value)}' is not a tensor", cls=ShapeError,
+                       hint="only tensors declared as parameters or locals can be indexed")
+        idx_nodes = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(idx_nodes) != base.type.rank:
+            self.error(node, f"tensor '{base.name}' has rank {base.type.rank} but is indexed with {len(idx_nodes)} "
+                             f"index{'es' if len(idx_nodes) != 1 else ''}", cls=ShapeError,
+                       hint=f"'{base.name}' is {base.type}")
+        indices = []
+        for d, ix in enumerate(idx_nodes):
+            if isinstance(ix, ast.Slice):
+                self.error(ix, "slices are not supported in a kernel", hint="index element by element inside a loop")
+            v = self.visit(ix)
+            if isinstance(v, Lit):
+                if not isinstance(v.value, int) or isinstance(v.value, bool):
+                    self.error(ix, f"index {v.value!r} is not an integer", cls=KernelTypeError)
+                if not 0 <= v.value < base.type.shape[d]:
+                    self.error(ix, f"index {v.value} is out of bounds for dimension {d} of '{base.name}' "
+                                   f"(size {base.type.shape[d]})", cls=ShapeError)
+                v = B.const(v.value, index, self.loc(ix))
+            e = self._typed(v, ix)
+            if not isinstance(e.dtype, IntType):
+                self.error(ix, f"index has type {e.dtype}, expected an integer", cls=KernelTypeError,
+                           hint="convert with sd.cast(x, sd.i32)")
+            indices.append(e)
+        return base, tuple(indices)
+
+    def visit_Call(self, node):
+        fn = self._resolve_call(node.func)
+        if node.keywords:
+            self.error(node.keywords[0], "keyword arguments are not supported in kernel calls")
+        if self.resolve_kernel(fn, self.loc(node)) is not None:
+            self.error(node, "a kernel call must be assigned to names", hint="T = other_kernel(A, B)")
+        op = getattr(fn, "__sd_op__", None)
+        if op is None and any(fn is b for b in _PY_BUILTINS):
+            op = _PY_BUILTINS[fn]
+        if op is None:
+            self.error(node.func, f"'{ast.unparse(node.func)}' cannot be called in a kernel",
+                       hint="kernels may call sd.exp, sd.log, sd.sqrt, sd.rsqrt, sd.tanh, sd.erf, sd.abs, "
+                            "sd.max, sd.min, sd.cast, min, max, abs and other @sd.kernel functions")
+        if op == "cast":
+            if len(node.args) != 2:
+                self.error(node, "sd.cast takes a value and a type", hint="sd.cast(x, sd.i32)")
+            t = self.as_type(node.args[1], scalar_only=True)
+            return self.coerce(node.args[0], t) if isinstance(self.visit(node.args[0]), Lit) else \
+                B.cast(self.expr(node.args[0]), t, self.loc(node))
+        if op == "grid":
+            self.error(node, "sd.grid(...) is only allowed as a for loop's iterator")
+        vals = [self.visit(a) for a in node.args]
+        if op in ("max", "min") and len(vals) > 2:
+            acc = vals[0]
+            for v in vals[1:]:
+                acc = self._call(op, [acc, v], node)
+            return acc
+        return self._call(op, vals, node)
+
+    def _call(self, op, vals, node):
+        from ..ir.ops import OPS
+
+        if len(vals) != OPS[op].arity:
+            self.error(node, f"{op} takes {OPS[op].arity} argument(s), got {len(vals)}", cls=KernelTypeError)
+        if len(vals) == 2:
+            a, b = vals
+            if isinstance(a, Lit) and isinstance(b, Lit):
+                a = B.const(a.value, B.literal_type(a.value), self.loc(node))
+            args = self.pair(a, b, node)
+        else:
+            args = (self.expr(node.args[0]) if isinstance(vals[0], Lit) else self._typed(vals[0], node),)
+        return B.call(op, tuple(args), self.loc(node))

@@ -1,0 +1,189 @@
+"""Affine index analysis and loop-carried dependences.
+
+:func:`classify` decides how a loop may run without changing results:
+
+* ``parallel``: no iteration reads or writes what another iteration writes.
+  The test is the classic dimension-separation test: for every tensor written
+  in the loop, some dimension is indexed by ``c*v + g`` in every access, with
+  the same ``c != 0`` and the same ``g`` over variables fixed across the loop.
+* ``reduction``: like parallel, except that some tensors or outer scalars are
+  only updated as ``x = x op e`` (op associative and commutative, ``e`` not
+  reading ``x``) at an index that does not depend on the loop.  Such loops can
+  run as a tree reduction.  Float sums are reassociated (as an adder tree
+  would); bf16/f16 accumulators are never reassociated.
+* ``sequential``: anything else (including loops that call kernels or
+  allocate tensors).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..types import FixedType, FloatType, IntType
+from .nodes import (
+    Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, Load, Store, UnaryOp, Var, walk,
+)
+
+ACC_OPS = {"add", "mul", "max", "min", "bitand", "bitor", "bitxor"}
+
+
+def affine(e: Expr) -> dict | None:
+    """``e`` as {var: coeff, None: const} over integer vars, or None if not affine."""
+    if isinstance(e, Const) and isinstance(e.value, int):
+        return _clean({None: e.value})
+    if isinstance(e, Var) and isinstance(e.dtype, IntType):
+        return {e.name: 1}
+    if isinstance(e, Cast) and isinstance(e.dtype, IntType) and isinstance(e.operand.dtype, IntType):
+        return affine(e.operand)
+    if isinstance(e, BinOp) and e.op in ("add", "sub", "mul"):
+        a, b = affine(e.lhs), affine(e.rhs)
+        if a is None or b is None:
+            return None
+        if e.op == "mul":
+            if not set(a) - {None}:
+                a, b = b, a
+            if set(b) - {None}:
+                return None
+            return _clean({k: c * b.get(None, 0) for k, c in a.items()})
+        sign = 1 if e.op == "add" else -1
+        out = dict(a)
+        for k, c in b.items():
+            out[k] = out.get(k, 0) + sign * c
+        return _clean(out)
+    if isinstance(e, UnaryOp) and e.op == "neg":
+        a = affine(e.operand)
+        return None if a is None else {k: -c for k, c in a.items()}
+    return None
+
+
+def _clean(d: dict) -> dict:
+    return {k: c for k, c in d.items() if c != 0}
+
+
+def names_in(e: Expr) -> set[str]:
+    return {n.name for n in walk(e) if isinstance(n, (Var,))}
+
+
+@dataclass
+class LoopInfo:
+    kind: str  # parallel | reduction | sequential
+    accumulations: set[int] = field(default_factory=set)  # id() of accumulating Store/Assign stmts
+    reason: str = ""
+
+
+def accumulation(stmt, target_is) -> tuple[str, Expr] | None:
+    """If ``stmt`` is ``x = [cast](x op e)`` return (op, e); ``target_is`` recognises ``x``."""
+    v = stmt.value
+    if isinstance(v, Cast):
+        if not (isinstance(v.dtype, IntType) and isinstance(v.operand.dtype, IntType)):
+            return None
+        v = v.operand
+    if isinstance(v, BinOp) and v.op in ACC_OPS:
+        op, a, b = v.op, v.lhs, v.rhs
+    elif isinstance(v, Call) and v.fn in ("max", "min"):
+        op, a, b = v.fn, v.args[0], v.args[1]
+    else:
+        return None
+    if target_is(a) and not _mentions(b, target_is):
+        return op, b
+    if target_is(b) and not _mentions(a, target_is):
+        return op, a
+    return None
+
+
+def _mentions(e: Expr, target_is) -> bool:
+    return any(target_is(n) for n in walk(e))
+
+
+def _reassociable(op: str, dtype) -> bool:
+    if op in ("max", "min"):
+        return True
+    if isinstance(dtype, IntType):
+        return True
+    if isinstance(dtype, FixedType):
+        return op == "add"
+    return isinstance(dtype, FloatType) and dtype.name in ("f32", "f64") and op in ("add", "mul")
+
+
+def classify(loop: For) -> LoopInfo:
+    v = loop.var
+    inner_defs: set[str] = set()
+    inner_scalars: set[str] = set()
+    stores: dict[str, list] = {}
+    loads: dict[str, list] = {}
+    assigns: dict[str, list] = {}
+    scalar_reads: dict[str, int] = {}
+    for node in (n for s in loop.body for n in walk(s)):
+        if isinstance(node, (CallKernel, Alloc)):
+            return LoopInfo("sequential", reason=f"the loop body {'calls a kernel' if isinstance(node, CallKernel) else 'allocates a tensor'}")
+        if isinstance(node, For):
+            inner_defs.add(node.var)
+        elif isinstance(node, Decl):
+            inner_defs.add(node.name)
+            inner_scalars.add(node.name)
+        elif isinstance(node, Store):
+            stores.setdefault(node.name, []).append(node)
+        elif isinstance(node, Load):
+            loads.setdefault(node.name, []).append(node)
+        elif isinstance(node, Assign):
+            assigns.setdefault(node.name, []).append(node)
+        elif isinstance(node, Var):
+            scalar_reads[node.name] = scalar_reads.get(node.name, 0) + 1
+    outer_assigned = {n for n in assigns if n not in inner_defs}
+    fixed_ok = lambda names: not (names & (inner_defs | outer_assigned | {v}))  # noqa: E731
+    accs: set[int] = set()
+
+    for name, sts in stores.items():
+        accesses = [s.indices for s in sts] + [ld.indices for ld in loads.get(name, [])]
+        if _separated(accesses, v, fixed_ok):
+            continue
+        # every store must accumulate at a loop-invariant index, and nothing else may read it
+        acc_loads = 0
+        op0 = None
+        for s in sts:
+            is_t = lambda e, s=s: isinstance(e, Load) and e.name == name and e.indices == s.indices  # noqa: E731
+            acc = accumulation(s, is_t)
+            names = set().union(*(names_in(i) for i in s.indices)) if s.indices else set()
+            if acc is None or v in names or names & inner_scalars or names & outer_assigned:
+                return LoopInfo("sequential", reason=f"'{name}' is read and written across iterations of '{v}'")
+            if op0 not in (None, acc[0]) or not _reassociable(acc[0], _value_dtype(s)):
+                return LoopInfo("sequential", reason=f"'{name}' is updated with an order-sensitive operation")
+            op0 = acc[0]
+            acc_loads += 1
+            accs.add(id(s))
+        if len(loads.get(name, [])) != acc_loads:
+            return LoopInfo("sequential", reason=f"'{name}' is read outside its accumulation in loop '{v}'")
+    for name in outer_assigned:
+        op0 = None
+        for a in assigns[name]:
+            acc = accumulation(a, lambda e: isinstance(e, Var) and e.name == name)
+            if acc is None or (op0 not in (None, acc[0])) or not _reassociable(acc[0], _value_dtype(a)):
+                return LoopInfo("sequential", reason=f"scalar '{name}' carries a value across iterations of '{v}'")
+            op0 = acc[0]
+            accs.add(id(a))
+        if scalar_reads.get(name, 0) != len(assigns[name]):
+            return LoopInfo("sequential", reason=f"scalar '{name}' is read outside its accumulation in loop '{v}'")
+    return LoopInfo("reduction" if accs else "parallel", accs)
+
+
+def _value_dtype(stmt):
+    v = stmt.value.operand if isinstance(stmt.value, Cast) else stmt.value
+    return v.dtype
+
+
+def _separated(accesses, v, fixed_ok) -> bool:
+    if not accesses:
+        return True
+    for d in range(len(accesses[0])):
+        forms = [affine(ix[d]) for ix in accesses]
+        if any(f is None for f in forms):
+            continue
+        c = forms[0].get(v, 0)
+        if c == 0:
+            continue
+        rest0 = {k: x for k, x in forms[0].items() if k != v}
+        if not fixed_ok({k for k in rest0 if k is not None}):
+            continue
+        if all(f.get(v, 0) == c and {k: x for k, x in f.items() if k != v} == rest0 for f in forms):
+            return True
+    return False
+
