@@ -1,0 +1,280 @@
+"""Kernel IR -> Vitis HLS C++ statements.
+
+Names come from the Python source, loops are labelled, and pragmas come only
+from IR attrs: ``pipeline`` (II), ``unroll`` (0 = full), ``partition`` and
+``bind`` on buffers.  Expressions use the C++ templates of the op registry,
+and every integer result narrower than ``int`` is cast back to its type, so
+the code computes what the simulator computes (compile with ``-fwrapv``).
+"""
+from __future__ import annotations
+
+import math
+
+from ...errors import StreamDSLError
+from ...ir.nodes import (
+    Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load, Ref,
+    Return, Select, Store, UnaryOp, Var,
+)
+from ...ir.ops import OPS
+from ...types import DType, FixedType, FloatType, IntType, TensorType
+
+
+class HLSEmitError(StreamDSLError):
+    """The kernel uses something the HLS backend cannot express."""
+
+    kind = "HLS error"
+
+
+_STORAGE = {"bram": "ram_2p impl=bram", "uram": "ram_2p impl=uram", "lutram": "ram_2p impl=lutram"}
+
+
+def ctype(t: DType) -> str:
+    if isinstance(t, IntType):
+        if t.bits == 1 and not t.signed:
+            return "bool"
+        if t.bits in (8, 16, 32, 64):
+            return f"{'' if t.signed else 'u'}int{t.bits}_t"
+        return f"ap_{'' if t.signed else 'u'}int<{t.bits}>"
+    if isinstance(t, FixedType):
+        return f"ap_{'' if t.signed else 'u'}fixed<{t.width}, {t.int_bits}>"
+    if isinstance(t, FloatType) and t.name in ("f32", "f64"):
+        return "float" if t.name == "f32" else "double"
+    raise HLSEmitError(f"{t} is not supported by the HLS backend yet", hint="compute in f32 and cast at the edges")
+
+
+def dims(t: TensorType) -> str:
+    return "".join(f"[{d}]" for d in t.shape)
+
+
+def literal(c: Const) -> str:
+    t = c.dtype
+    if isinstance(t, FloatType):
+        v = float(c.value)
+        suffix = "f" if t.name == "f32" else ""
+        if math.isnan(v):
+            return "NAN" if t.name == "f32" else "double(NAN)"
+        if math.isinf(v):
+            s = "INFINITY" if t.name == "f32" else "double(INFINITY)"
+            return s if v > 0 else f"(-{s})"
+        text = repr(v) if t.name == "f64" else f"{v:.9g}"
+        if "." not in text and "e" not in text and "n" not in text:
+            text += ".0"
+        return f"{text}{suffix}" if not text.startswith("-") else f"({text}{suffix})"
+    if isinstance(t, FixedType):
+        return f"{ctype(t)}({float(c.value)!r})"
+    v = int(c.value)
+    if t.bits == 1 and not t.signed:
+        return "true" if v else "false"
+    if t.bits in (32,) and t.signed:
+        return str(v) if v >= 0 else f"({v})"
+    if v < 0:
+        return f"{ctype(t)}({v}LL)" if v != -(1 << 63) else f"{ctype(t)}(-9223372036854775807LL - 1)"
+    return f"{ctype(t)}({v}ULL)" if v > (1 << 62) else f"{ctype(t)}({v})"
+
+
+def _needs_cast(t: DType) -> bool:
+    """Whether C's promotions could leave a result outside ``t`` (narrow or ap types)."""
+    if isinstance(t, FixedType):
+        return True
+    if isinstance(t, IntType):
+        return not (t.bits in (32, 64)) and not (t.bits == 1 and not t.signed)
+    return False
+
+
+class Emitter:
+    def __init__(self, kernel: Kernel, out_names: dict[str, str]):
+        self.k = kernel
+        self.out_names = out_names  # returned local tensor -> output parameter name
+        self.lines: list[str] = []
+
+    # ------------------------------------------------------------ expressions
+    def expr(self, e: Expr) -> str:
+        if isinstance(e, Const):
+            return literal(e)
+        if isinstance(e, Var):
+            return e.name
+        if isinstance(e, Ref):
+            return self.out_names.get(e.name, e.name)
+        if isinstance(e, Load):
+            return self.out_names.get(e.name, e.name) + "".join(f"[{self.index(i)}]" for i in e.indices)
+        if isinstance(e, BinOp):
+            return self._typed(OPS[e.op].cpp.format(self.expr(e.lhs), self.expr(e.rhs)), e.dtype, e.op)
+        if isinstance(e, UnaryOp):
+            return self._typed(OPS[e.op].cpp.format(self.expr(e.operand)), e.dtype, e.op)
+        if isinstance(e, Call):
+            return self._typed(OPS[e.fn].cpp.format(*(self.expr(a) for a in e.args)), e.dtype, e.fn)
+        if isinstance(e, Cast):
+            return self.cast(e)
+        if isinstance(e, Select):
+            return f"({self.expr(e.cond)} ? {self.expr(e.then)} : {self.expr(e.orelse)})"
+        raise AssertionError(type(e).__name__)
+
+    def index(self, e: Expr) -> str:
+        s = self.expr(e)
+        return s[1:-1] if s.startswith("(") and s.endswith(")") and _balanced(s[1:-1]) else s
+
+    def _typed(self, text: str, t: DType, op: str) -> str:
+        if op in ("eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not"):
+            return text
+        return f"{ctype(t)}{text if text.startswith('(') else '(' + text + ')'}" if _needs_cast(t) else text
+
+    def cast(self, e: Cast) -> str:
+        src, dst, inner = e.operand.dtype, e.dtype, self.expr(e.operand)
+        if isinstance(src, FixedType) and not isinstance(dst, FixedType):
+            inner, src = f"({inner}).to_double()", FloatType("f64")
+        if isinstance(dst, IntType) and isinstance(src, (FloatType, FixedType)):
+            return f"sd::cast_int<{ctype(dst)}>({inner}, {dst.min}LL, {dst.max}ULL)"
+        if isinstance(dst, IntType) and dst.bits == 1 and not dst.signed:
+            return f"(({inner} & 1) != 0)"
+        if isinstance(src, IntType) and not (src.bits in (8, 16, 32, 64) or src.bits == 1) and isinstance(dst, FloatType):
+            return f"{ctype(dst)}(({inner}).to_int64())" if src.signed else f"{ctype(dst)}(({inner}).to_uint64())"
+        return f"{ctype(dst)}({inner})"
+
+    # ------------------------------------------------------------- statements
+    def emit(self, line: str, depth: int) -> None:
+        self.lines.append("  " * depth + line)
+
+    def body(self, stmts, depth: int) -> None:
+        for s in stmts:
+            self.stmt(s, depth)
+
+    def stmt(self, s, depth: int) -> None:
+        if isinstance(s, For):
+            cmp = "<" if s.step > 0 else ">"
+            inc = f"{s.var}++" if s.step == 1 else f"{s.var} += {s.step}"
+            self.emit(f"L_{s.var}: for (int {s.var} = {self.index(s.start)}; {s.var} {cmp} {self.index(s.stop)}; {inc}) {{",
+                      depth)
+            if "pipeline" in s.attrs:
+                self.emit(f"#pragma HLS pipeline II={s.attrs.get('pipeline')}", depth + 1)
+            if "unroll" in s.attrs:
+                f = s.attrs.get("unroll")
+                self.emit("#pragma HLS unroll" if f == 0 else f"#pragma HLS unroll factor={f}", depth + 1)
+            self.body(s.body, depth + 1)
+            self.emit("}", depth)
+        elif isinstance(s, Store):
+            target = self.out_names.get(s.name, s.name)
+            self.emit(f"{target}{''.join(f'[{self.index(i)}]' for i in s.indices)} = {self.index(s.value)};", depth)
+        elif isinstance(s, Decl):
+            self.emit(f"{ctype(s.dtype)} {s.name} = {self.index(s.init)};", depth)
+        elif isinstance(s, Assign):
+            self.emit(f"{s.name} = {self.index(s.value)};", depth)
+        elif isinstance(s, Alloc):
+            self.alloc(s, depth)
+        elif isinstance(s, If):
+            self.emit(f"if ({self.index(s.cond)}) {{", depth)
+            self.body(s.then, depth + 1)
+            if s.orelse:
+                self.emit("} else {", depth)
+                self.body(s.orelse, depth + 1)
+            self.emit("}", depth)
+        elif isinstance(s, CallKernel):
+            callee = self.k.callee(s.callee)
+            for name, t in zip(s.outs, callee.results):
+                if isinstance(t, TensorType):
+                    self.emit(f"{ctype(t.dtype)} {name}{dims(t)};", depth)
+                else:
+                    self.emit(f"{ctype(t)} {name};", depth)
+            args = [self.expr(a) for a in s.args] + list(s.outs)
+            self.emit(f"{s.callee}({', '.join(args)});", depth)
+        elif isinstance(s, Return):
+            self.ret(s, depth)
+        else:
+            raise AssertionError(type(s).__name__)
+
+    def alloc(self, s: Alloc, depth: int) -> None:
+        name = self.out_names.get(s.name, s.name)
+        t = s.type
+        if s.name not in self.out_names:
+            self.emit(f"{ctype(t.dtype)} {name}{dims(t)};", depth)
+        for dim, kind, factor in s.attrs.get("partition", ()):
+            self.emit(partition_pragma(name, dim, kind, factor), depth)
+        if "bind" in s.attrs and s.attrs.get("bind") in _STORAGE:
+            self.emit(f"#pragma HLS bind_storage variable={name} type={_STORAGE[s.attrs.get('bind')]}", depth)
+        if s.init is not None:
+            self.fill(name, t, self.index(s.init), depth)
+
+    def fill(self, name: str, t: TensorType, value: str, depth: int) -> None:
+        ivars = [f"{name}_i{d}" for d in range(t.rank)]
+        for d, (v, n) in enumerate(zip(ivars, t.shape)):
+            self.emit(f"L_{name}_init{d}: for (int {v} = 0; {v} < {n}; {v}++) {{", depth + d)
+        self.emit(f"{name}{''.join(f'[{v}]' for v in ivars)} = {value};", depth + t.rank)
+        for d in reversed(range(t.rank)):
+            self.emit("}", depth + d)
+
+    def ret(self, s: Return, depth: int) -> None:
+        for n, (v, t) in enumerate(zip(s.values, self.k.results)):
+            out = result_name(self.k, n)
+            if isinstance(t, TensorType):
+                assert isinstance(v, Ref)
+                if self.out_names.get(v.name) == out:
+                    continue  # computed in place
+                ivars = [f"{out}_i{d}" for d in range(t.rank)]
+                for d, (iv, ext) in enumerate(zip(ivars, t.shape)):
+                    self.emit(f"L_{out}_copy{d}: for (int {iv} = 0; {iv} < {ext}; {iv}++) {{", depth + d)
+                sub = "".join(f"[{iv}]" for iv in ivars)
+                self.emit(f"{out}{sub} = {v.name}{sub};", depth + t.rank)
+                for d in reversed(range(t.rank)):
+                    self.emit("}", depth + d)
+            else:
+                self.emit(f"{out} = {self.index(v)};", depth)
+
+
+def partition_pragma(name: str, dim: int, kind: str, factor: int) -> str:
+    if kind == "complete":
+        return f"#pragma HLS array_partition variable={name} type=complete dim={dim}"
+    return f"#pragma HLS array_partition variable={name} type={kind} factor={factor} dim={dim}"
+
+
+def _balanced(s: str) -> bool:
+    depth = 0
+    for ch in s:
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def result_name(k: Kernel, n: int) -> str:
+    """The C name of result ``n``: the returned local's own name when it is unique."""
+    ret = k.body[-1] if k.body and isinstance(k.body[-1], Return) else None
+    params = {p.name for p in k.params}
+    if ret is not None and isinstance(ret.values[n], Ref):
+        name = ret.values[n].name
+        others = [v.name for i, v in enumerate(ret.values) if i != n and isinstance(v, Ref)]
+        if name not in params and name not in others:
+            return name
+    return f"out{n}"
+
+
+def signature(k: Kernel) -> tuple[str, dict[str, str]]:
+    """The C++ prototype of ``k`` and the map of returned locals written in place."""
+    args = []
+    for p in k.params:
+        if isinstance(p.type, TensorType):
+            args.append(f"const {ctype(p.type.dtype)} {p.name}{dims(p.type)}")
+        else:
+            args.append(f"{ctype(p.type)} {p.name}")
+    out_names: dict[str, str] = {}
+    top_allocs = {s.name for s in k.body if isinstance(s, Alloc)}
+    for n, t in enumerate(k.results):
+        name = result_name(k, n)
+        if isinstance(t, TensorType):
+            args.append(f"{ctype(t.dtype)} {name}{dims(t)}")
+            if name in top_allocs:
+                out_names[name] = name
+        else:
+            args.append(f"{ctype(t)} &{name}")
+    return f"void {k.name}({', '.join(args)})", out_names
+
+
+def function(k: Kernel, top: bool = False, interface: list[str] | None = None) -> str:
+    """The C++ definition of one kernel (callees are emitted separately)."""
+    proto, out_names = signature(k)
+    em = Emitter(k, out_names)
+    for line in interface or []:
+        em.emit(line, 1)
+    for name, parts in k.attrs.get("partition", ()):
+        for dim, kind, factor in parts:
+            em.emit(partition_pragma(name, dim, kind, factor), 1)
+    em.body(k.body, 1)
+    return proto + " {\n" + "\n".join(em.lines) + "\n}\n"

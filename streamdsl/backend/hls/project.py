@@ -1,0 +1,232 @@
+"""Write a Vitis HLS project for a (scheduled) kernel and C-simulate it with g++."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from ...errors import StreamDSLError
+from ...ir.nodes import Kernel
+from ...numeric import convert
+from ...types import FixedType, FloatType, IntType, TensorType
+from .emit import ctype, dims, function, result_name, signature
+
+INCLUDE = Path(__file__).resolve().parent.parent / "include"
+MANIFEST = ".streamdsl-manifest"
+BOARDS = {  # board name -> (part, default clock MHz); see backend/boards for the full models
+    "u55c": ("xcu55c-fsvh2892-2L-e", 250.0),
+    "u280": ("xcu280-fsvh2892-2L-e", 250.0),
+    "vck190": ("xcvc1902-vsva2197-2MP-e-S", 250.0),
+}
+
+
+class HLSProjectError(StreamDSLError):
+    kind = "HLS project error"
+
+
+class CSimError(StreamDSLError):
+    kind = "C-simulation error"
+
+
+_env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), undefined=StrictUndefined,
+                   keep_trailing_newline=True, trim_blocks=False, lstrip_blocks=False)
+
+
+def _version() -> str:
+    from ... import __version__
+
+    return __version__
+
+
+def _transport(t) -> str:
+    if isinstance(t, FloatType):
+        return "float" if t.name == "f32" else "double"
+    if isinstance(t, FixedType):
+        return "double"
+    return "uint64_t" if (not t.signed and t.bits == 64) else "int64_t"
+
+
+def _to_transport(t, x: str) -> str:
+    if isinstance(t, FixedType):
+        return f"{x}.to_double()"
+    if isinstance(t, IntType) and t.bits not in (1, 8, 16, 32, 64):
+        return f"{x}.{'to_int64' if t.signed else 'to_uint64'}()"
+    return f"({_transport(t)}){x}" if isinstance(t, IntType) else x
+
+
+def _np_transport(t) -> np.dtype:
+    return np.dtype({"float": np.float32, "double": np.float64, "int64_t": np.int64, "uint64_t": np.uint64}[_transport(t)])
+
+
+def _kernels_in_order(k: Kernel) -> list[Kernel]:
+    seen: dict[str, Kernel] = {}
+
+    def visit(x: Kernel):
+        for c in x.callees:
+            visit(c)
+        if x.name not in seen:
+            seen[x.name] = x
+
+    visit(k)
+    return list(seen.values())
+
+
+def interface_pragmas(k: Kernel) -> list[str]:
+    lines, bundle = [], 0
+    names = [(p.name, p.type) for p in k.params] + [(result_name(k, n), t) for n, t in enumerate(k.results)]
+    for name, t in names:
+        if isinstance(t, TensorType):
+            lines.append(f"#pragma HLS interface mode=m_axi port={name} offset=slave bundle=gmem{bundle} depth={t.size}")
+            lines.append(f"#pragma HLS interface mode=s_axilite port={name}")
+            bundle += 1
+        else:
+            lines.append(f"#pragma HLS interface mode=s_axilite port={name}")
+    lines.append("#pragma HLS interface mode=s_axilite port=return")
+    return lines
+
+
+@dataclass
+class HLSProject:
+    """A generated project: ``files`` maps names to contents; ``csim`` runs it with g++."""
+
+    kernel: Kernel
+    files: dict[str, str]
+    output: Path | None
+    board: str
+    part: str
+    clock_mhz: float
+    _binary: Path | None = field(default=None, repr=False)
+
+    @property
+    def source(self) -> str:
+        return self.files[f"{self.kernel.name}.cpp"]
+
+    def __repr__(self) -> str:
+        where = f" in {self.output}" if self.output else ""
+        return f"<HLSProject {self.kernel.name} for {self.board} ({self.part}){where}: {', '.join(self.files)}>"
+
+    def csim(self, *arrays):
+        """Compile (cached by content hash) and run the testbench; returns NumPy results."""
+        from ..sim import _check_arg  # the same input checks as the simulator
+
+        k = self.kernel
+        if len(arrays) != len(k.params):
+            raise CSimError(f"'{k.name}' takes {len(k.params)} argument(s), got {len(arrays)}")
+        binary = self._build()
+        with tempfile.TemporaryDirectory(prefix="sd-csim-") as tmp:
+            for p, a in zip(k.params, arrays):
+                v = _check_arg(k, p, a, None)
+                np.ascontiguousarray(np.asarray(v).astype(_np_transport(p.type.dtype if isinstance(p.type, TensorType) else p.type))).tofile(
+                    os.path.join(tmp, f"in_{p.name}.bin"))
+            run = subprocess.run([str(binary), tmp], capture_output=True, text=True, timeout=600)
+            if run.returncode != 0:
+                raise CSimError(f"the C-simulation of '{k.name}' failed (exit {run.returncode}): "
+                                f"{(run.stderr or run.stdout).strip()[:2000]}")
+            outs = []
+            for n, t in enumerate(k.results):
+                dt = t.dtype if isinstance(t, TensorType) else t
+                raw = np.fromfile(os.path.join(tmp, f"out_{n}.bin"), dtype=_np_transport(dt))
+                val = convert(raw, dt)
+                outs.append(val.reshape(t.shape) if isinstance(t, TensorType) else val[0])
+        return outs[0] if len(outs) == 1 else (tuple(outs) if outs else None)
+
+    def _build(self) -> Path:
+        if self._binary is not None and self._binary.exists():
+            return self._binary
+        cxx = shutil.which("g++")
+        if cxx is None:
+            raise CSimError("g++ is not installed; C-simulation needs a C++17 compiler",
+                            hint="install g++ (Debian: apt install g++)")
+        incs = []
+        vitis = shutil.which("vitis_hls")
+        if vitis:  # a real Vitis: its headers come first
+            incs.append(str(Path(vitis).resolve().parent.parent / "include"))
+        incs.append(str(INCLUDE))
+        flags = ["-std=c++17", "-fwrapv", "-O2", "-pthread", "-Wall", "-Werror", "-Wno-unknown-pragmas",
+                 "-Wno-unused-label"]  # g++ does not know HLS pragmas; Vitis does
+        h = hashlib.sha256()
+        for name in sorted(self.files):
+            h.update(name.encode() + b"\0" + self.files[name].encode() + b"\0")
+        for inc in incs:
+            for hdr in sorted(Path(inc).glob("*.h")):
+                h.update(hdr.read_bytes())
+        h.update(" ".join(flags + incs).encode())
+        cache = Path(os.environ.get("STREAMDSL_CACHE", Path.home() / ".cache" / "streamdsl")) / "csim" / h.hexdigest()[:24]
+        binary = cache / f"tb_{self.kernel.name}"
+        if not binary.exists():
+            cache.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(prefix="sd-build-", dir=cache) as tmp:
+                for name, text in self.files.items():
+                    Path(tmp, name).write_text(text)
+                srcs = [str(Path(tmp, n)) for n in self.files if n.endswith(".cpp")]
+                cmd = [cxx, *flags, *[f"-I{i}" for i in incs], "-I", tmp, *srcs, "-o", str(Path(tmp, "tb"))]
+                r = subprocess.run(cmd, capture_output=True, text=True)
+                if r.returncode != 0:
+                    raise CSimError(f"g++ could not compile the generated project for '{self.kernel.name}':\n"
+                                    f"{r.stderr.strip()[:4000]}", hint="this is a streamdsl bug; please report it")
+                os.replace(Path(tmp, "tb"), binary)
+        self._binary = binary
+        return binary
+
+
+def generate(k: Kernel, board: str = "u55c", source: str = "?") -> dict[str, str]:
+    """The project's files as text (deterministic: identical input, identical bytes)."""
+    if board not in BOARDS:
+        raise HLSProjectError(f"unknown board {board!r}", hint=f"known boards: {', '.join(BOARDS)}")
+    part, clock = BOARDS[board]
+    kernels = _kernels_in_order(k)
+    name = k.name
+    functions = [function(x, top=(x is kernels[-1]), interface=interface_pragmas(x) if x is kernels[-1] else None)
+                 for x in kernels]
+    prototypes = [signature(x)[0] for x in kernels]
+    common = dict(name=name, version=_version(), source=source)
+    args, results = [], []
+    for p in k.params:
+        t = p.type
+        dt = t.dtype if isinstance(t, TensorType) else t
+        args.append(dict(name=p.name, tensor=isinstance(t, TensorType), ctype=ctype(dt), transport=_transport(dt),
+                         dims=dims(t) if isinstance(t, TensorType) else "", file=f"in_{p.name}.bin",
+                         size=t.size if isinstance(t, TensorType) else 1,
+                         zero="".join("[0]" for _ in getattr(t, "shape", ()))))
+    for n, t in enumerate(k.results):
+        dt = t.dtype if isinstance(t, TensorType) else t
+        shape = t.shape if isinstance(t, TensorType) else (1,)
+        results.append(dict(name=f"result{n}", ctype=ctype(dt), transport=_transport(dt), dims="".join(f"[{d}]" for d in shape),
+                            size=int(np.prod(shape)), file=f"out_{n}.bin", zero="[0]" * len(shape),
+                            to_transport=_to_transport(dt, "flat[n]")))
+    call_args = ", ".join([p.name for p in k.params] + [
+        f"result{n}" if isinstance(t, TensorType) else f"result{n}[0]" for n, t in enumerate(k.results)])
+    files = {
+        f"{name}.h": _env.get_template("kernel.h.j2").render(prototypes=prototypes, **common),
+        f"{name}.cpp": _env.get_template("kernel.cpp.j2").render(functions=functions, **common),
+        f"tb_{name}.cpp": _env.get_template("tb.cpp.j2").render(args=args, results=results, call_args=call_args, **common),
+        "run_hls.tcl": _env.get_template("run_hls.tcl.j2").render(part=part, clock_ns=f"{1000.0 / clock:g}", **common),
+        "README.md": _env.get_template("README.md.j2").render(board=board, part=part, clock_mhz=f"{clock:g}", **common),
+    }
+    return files
+
+
+def write(files: dict[str, str], output: Path, overwrite: bool = False) -> None:
+    """Write ``files`` into ``output``, refusing to clobber files streamdsl did not write."""
+    output.mkdir(parents=True, exist_ok=True)
+    manifest = output / MANIFEST
+    ours = set(manifest.read_text().split()) if manifest.exists() else set()
+    foreign = [p.name for p in output.iterdir() if p.name != MANIFEST and p.name not in ours and p.name != "include"]
+    if foreign and not overwrite:
+        raise HLSProjectError(f"'{output}' holds files streamdsl did not generate: {', '.join(sorted(foreign)[:5])}",
+                              hint="choose an empty folder, or pass overwrite=True to write there anyway")
+    inc = output / "include"
+    inc.mkdir(exist_ok=True)
+    for hdr in sorted(INCLUDE.glob("*.h")):
+        (inc / hdr.name).write_bytes(hdr.read_bytes())
+    for name, text in files.items():
+        (output / name).write_text(text)
+    (output / "data").mkdir(exist_ok=True)
+    manifest.write_text("\n".join(sorted(set(files) | {"include", "data"})) + "\n")

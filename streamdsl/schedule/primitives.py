@@ -1,0 +1,301 @@
+"""Schedule primitives: pure functions ``Kernel -> Kernel`` that check legality.
+
+Each primitive takes loop variables by name (names are unique in a scheduled
+kernel, see :func:`rewrite.unique_loop_vars`) and raises :class:`Refusal` when
+it cannot apply; :class:`streamdsl.schedule.Schedule` turns a refusal into a
+located :class:`streamdsl.ScheduleError` that shows the offending loop.
+"""
+from __future__ import annotations
+
+from ..ir import build as B
+from ..ir.deps import classify
+from ..ir.nodes import Alloc, Attrs, Const, For, If, Kernel, Var
+from ..types import index
+from .rewrite import all_names, find_loop, fresh, get, put, replace, substitute
+
+
+class Refusal(Exception):
+    """A primitive cannot apply: message, hint and the loop (by var) to mark."""
+
+    def __init__(self, message: str, hint: str | None = None, loop: str | None = None):
+        super().__init__(message)
+        self.message, self.hint, self.loop = message, hint, loop
+
+
+def _loop(k: Kernel, var: str):
+    found = find_loop(k, var)
+    if found is None:
+        raise Refusal(f"kernel '{k.name}' has no loop '{var}'", hint="list the loops with s.loops()")
+    return found
+
+
+def _const_bounds(loop: For, what: str) -> tuple[int, int]:
+    if not (isinstance(loop.start, Const) and isinstance(loop.stop, Const)):
+        raise Refusal(f"{what} needs constant bounds, but loop '{loop.var}' runs over "
+                      f"range({_txt(loop.start)}, {_txt(loop.stop)})", loop=loop.var,
+                      hint="apply it to a loop whose bounds do not depend on other loops")
+    return loop.start.value, loop.stop.value
+
+
+def _txt(e) -> str:
+    from ..ir.printer import print_expr
+
+    return print_expr(e)
+
+
+def trip_count(loop: For) -> int | None:
+    if isinstance(loop.start, Const) and isinstance(loop.stop, Const):
+        n = (loop.stop.value - loop.start.value + loop.step + (-1 if loop.step > 0 else 1)) // loop.step
+        return max(0, n)
+    return None
+
+
+def split(k: Kernel, var: str, factor: int, tail: str = "guard") -> tuple[Kernel, str, str]:
+    """``for i in range(N)`` -> ``for i_o in range(ceil(N/f)): for i_i in range(f)``.
+
+    Before::                                 After ``split(i, 4)``::
+
+        for i in range(0, 64, 1) {               for i_o in range(0, 16, 1) {
+          C[i] = A[i]                              for i_i in range(0, 4, 1) {
+        }                                            C[((i_o * 4) + i_i)] = A[...]
+
+    A factor that does not divide the trip count gets a guarded tail
+    (``if i < N``) unless ``tail="refuse"``.
+    """
+    if not isinstance(factor, int) or isinstance(factor, bool) or factor < 1:
+        raise Refusal(f"split factor must be a positive integer, got {factor!r}", hint="e.g. s.split(i, 4)")
+    path, loop = _loop(k, var)
+    start, _stop = _const_bounds(loop, "split")
+    n = trip_count(loop)
+    if factor > n:
+        raise Refusal(f"split factor {factor} exceeds the {n} iterations of loop '{var}'", loop=var,
+                      hint=f"use a factor between 1 and {n}")
+    taken = all_names(k)
+    outer, inner = fresh(taken, f"{var}_o"), fresh(taken | {f"{var}_o"}, f"{var}_i")
+    n_outer = -(-n // factor)
+    ragged = n % factor != 0
+    if ragged and tail == "refuse":
+        raise Refusal(f"split factor {factor} does not divide the {n} iterations of loop '{var}'", loop=var,
+                      hint=f"choose a divisor of {n}, or let split guard the tail")
+    vo, vi = Var(outer, index), Var(inner, index)
+    flat = B.binop("add", B.binop("mul", vo, B.const(factor, index)), vi)  # iteration number
+    value = flat if (start == 0 and loop.step == 1) else B.binop(
+        "add", B.const(start, index), B.binop("mul", flat, B.const(loop.step, index)))
+    body = tuple(substitute(s, var, value) for s in loop.body)
+    if ragged:
+        body = (If(B.binop("lt", flat, B.const(n, index)), body, (), loop.loc),)
+    attrs = loop.attrs
+    inner_loop = For(inner, B.const(0, index), B.const(factor, index), 1, body, Attrs(), loop.loc)
+    outer_loop = For(outer, B.const(0, index), B.const(n_outer, index), 1, (inner_loop,), attrs, loop.loc)
+    return replace(k, body=put(k.body, path, outer_loop)), outer, inner
+
+
+def band(k: Kernel, vars_: tuple[str, ...]) -> tuple[tuple, list[For]]:
+    """The perfect nest containing ``vars_``: (path of its top loop, the loops top-down)."""
+    paths = {v: _loop(k, v)[0] for v in vars_}
+    top = min(paths.values(), key=len)
+    loops = [get(k.body, top)]
+    depth = max(len(p) for p in paths.values()) - len(top)
+    while len(loops) <= depth:
+        cur = loops[-1]
+        if len(cur.body) != 1 or not isinstance(cur.body[0], For):
+            missing = [v for v in vars_ if v not in {lp.var for lp in loops}]
+            raise Refusal(f"loops {', '.join(repr(v) for v in vars_)} are not a perfect nest: loop "
+                          f"'{cur.var}' holds other statements besides loop '{missing[0]}'", loop=cur.var,
+                          hint="reorder and fuse only apply to perfectly nested loops")
+        loops.append(cur.body[0])
+    names = [lp.var for lp in loops]
+    if set(vars_) - set(names):
+        raise Refusal(f"loops {', '.join(repr(v) for v in vars_)} are not nested in one another",
+                      hint="pick loops of one nest, outermost first", loop=vars_[0])
+    return top, loops
+
+
+def reorder(k: Kernel, vars_: tuple[str, ...]) -> Kernel:
+    """Permute loops of a perfect nest into the order given (outermost first).
+
+    Legal when at most one of the permuted loops carries a dependence: every
+    other loop is parallel (no dependence crosses its iterations), so the
+    order of the dependent updates is unchanged.
+    """
+    if len(set(vars_)) != len(vars_):
+        raise Refusal("reorder lists a loop twice", hint="name each loop once")
+    top, loops = band(k, vars_)
+    names = [lp.var for lp in loops]
+    chosen = [lp for lp in loops if lp.var in vars_]
+    positions = [names.index(v) for v in vars_]
+    if positions == sorted(positions):
+        return k
+    for lp in chosen:
+        for other in chosen:
+            if other is not lp and _uses(other, lp.var):
+                raise Refusal(f"loop '{other.var}' has bounds that depend on loop '{lp.var}'", loop=other.var,
+                              hint="triangular loops cannot be interchanged")
+    carrying = [lp.var for lp in chosen if classify(lp).kind != "parallel"]
+    if len(carrying) > 1:
+        raise Refusal(f"reorder cannot prove it keeps dependences: loops {', '.join(repr(v) for v in carrying)} may carry "
+                      "values from one iteration to the next", loop=carrying[0],
+                      hint="only loops without a loop-carried dependence can move past each other")
+    slots = sorted(names.index(v) for v in vars_)
+    new_order = list(loops)
+    for slot, v in zip(slots, vars_):
+        new_order[slot] = loops[names.index(v)]
+    inner_body = loops[-1].body
+    rebuilt = inner_body
+    for lp in reversed(new_order):
+        rebuilt = (replace(lp, body=rebuilt),)
+    return replace(k, body=put(k.body, top, rebuilt[0]))
+
+
+def _uses(loop: For, var: str) -> bool:
+    from ..ir.nodes import walk
+
+    return any(isinstance(n, Var) and n.name == var for e in (loop.start, loop.stop) for n in walk(e))
+
+
+def fuse(k: Kernel, vars_: tuple[str, ...]) -> tuple[Kernel, str]:
+    """Fuse adjacent loops of a perfect nest into one loop over their product."""
+    if len(vars_) < 2:
+        raise Refusal("fuse needs at least two loops", hint="s.fuse(i, j)")
+    top, loops = band(k, vars_)
+    names = [lp.var for lp in loops]
+    pos = [names.index(v) for v in vars_]
+    if pos != list(range(pos[0], pos[0] + len(pos))):
+        raise Refusal("fuse needs adjacent loops, listed outermost first", loop=vars_[0],
+                      hint=f"the nest is {' > '.join(names)}")
+    chosen = loops[pos[0]:pos[-1] + 1]
+    trips = []
+    for lp in chosen:
+        _const_bounds(lp, "fuse")
+        trips.append(trip_count(lp))
+    taken = all_names(k)
+    name = fresh(taken, "_".join(vars_))
+    f = Var(name, index)
+    body = chosen[-1].body
+    stride = 1
+    for lp, n in reversed(list(zip(chosen, trips))):
+        it = B.binop("mod", B.binop("floordiv", f, B.const(stride, index)), B.const(n, index)) if stride > 1 \
+            else B.binop("mod", f, B.const(n, index))
+        if lp is chosen[0]:
+            it = B.binop("floordiv", f, B.const(stride, index)) if stride > 1 else f
+        value = it if (lp.start.value == 0 and lp.step == 1) else B.binop(
+            "add", B.const(lp.start.value, index), B.binop("mul", it, B.const(lp.step, index)))
+        body = tuple(substitute(s, lp.var, value) for s in body)
+        stride *= n
+    total = stride
+    fused = For(name, B.const(0, index), B.const(total, index), 1, body, chosen[-1].attrs, chosen[0].loc)
+    rebuilt = (fused,)
+    for lp in reversed(loops[:pos[0]]):
+        rebuilt = (replace(lp, body=rebuilt),)
+    if pos[0] == 0:
+        return replace(k, body=put(k.body, top, fused)), name
+    return replace(k, body=put(k.body, top, rebuilt[0])), name
+
+
+def set_loop_attr(k: Kernel, var: str, key: str, value) -> Kernel:
+    path, loop = _loop(k, var)
+    return replace(k, body=put(k.body, path, replace(loop, attrs=loop.attrs.set(key, value))))
+
+
+def pipeline(k: Kernel, var: str, ii: int = 1) -> Kernel:
+    if not isinstance(ii, int) or isinstance(ii, bool) or ii < 1:
+        raise Refusal(f"pipeline II must be a positive integer, got {ii!r}", hint="s.pipeline(j, ii=1)")
+    _path, loop = _loop(k, var)
+    if loop.attrs.get("unroll") == 0:
+        raise Refusal(f"loop '{var}' is fully unrolled; it has no iterations left to pipeline", loop=var,
+                      hint="pipeline the loop around it instead")
+    return set_loop_attr(k, var, "pipeline", ii)
+
+
+def unroll(k: Kernel, var: str, factor: int | None = None) -> Kernel:
+    """Mark a loop for unrolling: ``factor=None`` unrolls fully (attr ``unroll=0``)."""
+    _path, loop = _loop(k, var)
+    n = trip_count(loop)
+    if factor is None:
+        if n is None:
+            raise Refusal(f"loop '{var}' has a variable trip count and cannot be fully unrolled", loop=var,
+                          hint="give a factor: s.unroll(loop, 4)")
+        if "pipeline" in loop.attrs:
+            raise Refusal(f"loop '{var}' is pipelined; a fully unrolled loop cannot be", loop=var,
+                          hint="unroll a loop inside the pipelined one")
+        return set_loop_attr(k, var, "unroll", 0)
+    if not isinstance(factor, int) or isinstance(factor, bool) or factor < 1:
+        raise Refusal(f"unroll factor must be a positive integer or None, got {factor!r}")
+    if n is not None and factor > n:
+        raise Refusal(f"unroll factor {factor} exceeds the {n} iterations of loop '{var}'", loop=var,
+                      hint="use factor=None to unroll fully")
+    return set_loop_attr(k, var, "unroll", factor)
+
+
+STORAGE = ("bram", "uram", "lutram", "reg")
+KINDS = ("cyclic", "block", "complete")
+
+
+def _buffer(k: Kernel, name: str):
+    from ..ir.nodes import walk
+
+    for p in k.params:
+        if p.name == name:
+            return p
+    for n in (n for s in k.body for n in walk(s)):
+        if isinstance(n, Alloc) and n.name == name:
+            return n
+    raise Refusal(f"kernel '{k.name}' has no buffer '{name}'",
+                  hint="buffers are tensor parameters and local tensors")
+
+
+def _update_buffer(k: Kernel, name: str, key: str, value) -> Kernel:
+    from ..ir.nodes import TensorType
+
+    buf = _buffer(k, name)
+    if not isinstance(buf.type, TensorType):
+        raise Refusal(f"'{name}' is a scalar, not a buffer")
+    if isinstance(buf, Alloc):
+        from .rewrite import map_allocs
+
+        return map_allocs(k, name, lambda a: replace(a, attrs=a.attrs.set(key, value)))
+    table = dict(k.attrs.get(key, ()))
+    table[name] = value
+    return replace(k, attrs=k.attrs.set(key, tuple(sorted(table.items()))))
+
+
+def partition(k: Kernel, name: str, dim: int = 0, kind: str = "cyclic", factor: int | None = None) -> Kernel:
+    """``#pragma HLS array_partition``; ``dim=0`` partitions every dimension."""
+    buf = _buffer(k, name)
+    shape = buf.type.shape if hasattr(buf.type, "shape") else ()
+    if kind not in KINDS:
+        raise Refusal(f"partition kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if not isinstance(dim, int) or not 0 <= dim <= len(shape):
+        raise Refusal(f"'{name}' has {len(shape)} dimension(s); dim must be 0 (all) or 1..{len(shape)}, got {dim!r}",
+                      hint="dimensions count from 1, as in Vitis HLS")
+    if kind == "complete":
+        if factor is not None:
+            raise Refusal("a complete partition takes no factor", hint="drop factor=...")
+        factor = 0
+    else:
+        if not isinstance(factor, int) or isinstance(factor, bool) or factor < 2:
+            raise Refusal(f"{kind} partition needs an integer factor >= 2, got {factor!r}")
+        extents = shape if dim == 0 else (shape[dim - 1],)
+        for e in extents:
+            if factor > e:
+                raise Refusal(f"partition factor {factor} exceeds dimension size {e} of '{name}'")
+    return _update_buffer(k, name, "partition", ((dim, kind, factor),) + tuple(
+        p for p in _current(k, name, "partition") if p[0] != dim))
+
+
+def _current(k: Kernel, name: str, key: str):
+    buf = _buffer(k, name)
+    if isinstance(buf, Alloc):
+        return buf.attrs.get(key, ())
+    return dict(k.attrs.get(key, ())).get(name, ())
+
+
+def bind(k: Kernel, name: str, storage: str) -> Kernel:
+    """``#pragma HLS bind_storage``: put a buffer in BRAM, URAM, LUTRAM or registers."""
+    if storage not in STORAGE:
+        raise Refusal(f"storage must be one of {', '.join(STORAGE)}, got {storage!r}")
+    buf = _buffer(k, name)
+    if not isinstance(buf, Alloc):
+        raise Refusal(f"'{name}' is a kernel parameter; its storage is the caller's",
+                      hint="bind a local buffer instead")
+    return _update_buffer(k, name, "bind", storage)

@@ -1,0 +1,266 @@
+"""``Schedule``: the current IR of one kernel plus the trace of primitives applied.
+
+Loops and buffers are handles.  ``print(s)`` shows the scheduled IR,
+``print(s.trace)`` shows Python that rebuilds it, ``s.trace.replay(kernel)``
+applies the same primitives to a fresh schedule.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from dataclasses import dataclass, field
+
+from ..errors import Loc, ScheduleError
+from ..ir.nodes import Kernel
+from . import primitives as P
+from .rewrite import loops_with_paths, unique_loop_vars
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _caller_loc() -> Loc | None:
+    frame = inspect.currentframe()
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if not os.path.abspath(file).startswith(_PKG_DIR) and not file.startswith("<frozen"):
+            return Loc(file, frame.f_lineno, 0)
+        frame = frame.f_back
+    return None
+
+
+@dataclass(frozen=True)
+class LoopRef:
+    """A loop of a schedule, named by its (unique) loop variable."""
+
+    schedule: "Schedule" = field(repr=False, compare=False)
+    var: str
+
+    def __repr__(self) -> str:
+        return f"<loop {self.var}>"
+
+
+@dataclass(frozen=True)
+class BufferRef:
+    schedule: "Schedule" = field(repr=False, compare=False)
+    name: str
+
+    def __repr__(self) -> str:
+        return f"<buffer {self.name}>"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One recorded primitive: its name, arguments and the loops it created."""
+
+    primitive: str
+    args: tuple
+    kwargs: tuple
+    outs: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"primitive": self.primitive, "args": [_enc(a) for a in self.args],
+                "kwargs": {k: _enc(v) for k, v in self.kwargs}, "outs": list(self.outs)}
+
+    @staticmethod
+    def from_json(d: dict) -> "Step":
+        return Step(d["primitive"], tuple(_dec(a) for a in d["args"]),
+                    tuple((k, _dec(v)) for k, v in d["kwargs"].items()), tuple(d["outs"]))
+
+
+def _enc(a):
+    if isinstance(a, tuple) and len(a) == 2 and a[0] in ("loop", "buffer"):
+        return {a[0]: a[1]}
+    return a
+
+
+def _dec(a):
+    if isinstance(a, dict):
+        ((kind, name),) = a.items()
+        return (kind, name)
+    return a
+
+
+class Trace:
+    """The primitives applied to a schedule, printable as Python and as JSON."""
+
+    def __init__(self, kernel_name: str, steps: tuple[Step, ...] = ()):
+        self.kernel_name = kernel_name
+        self.steps = list(steps)
+
+    def __str__(self) -> str:
+        lines = [f"s = sd.schedule({self.kernel_name})"]
+        bound: set[str] = set()
+        for st in self.steps:
+            def ref(a):
+                if isinstance(a, tuple) and len(a) == 2 and a[0] == "loop":
+                    return a[1] if a[1] in bound else f's.loop("{a[1]}")'
+                if isinstance(a, tuple) and len(a) == 2 and a[0] == "buffer":
+                    return f's.buffer("{a[1]}")'
+                return repr(a)
+
+            call = ", ".join([ref(a) for a in st.args] + [f"{k}={ref(v)}" for k, v in st.kwargs])
+            lhs = ", ".join(st.outs)
+            lines.append(f"{lhs + ' = ' if lhs else ''}s.{st.primitive}({call})")
+            bound.update(st.outs)
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def to_json(self) -> str:
+        return json.dumps({"kernel": self.kernel_name, "steps": [s.to_json() for s in self.steps]}, indent=1)
+
+    @staticmethod
+    def from_json(text: str) -> "Trace":
+        d = json.loads(text)
+        return Trace(d["kernel"], tuple(Step.from_json(s) for s in d["steps"]))
+
+    def replay(self, kernel) -> "Schedule":
+        """Apply the recorded primitives to a fresh schedule of ``kernel``."""
+        s = Schedule(kernel)
+        for st in self.steps:
+            args = [s._ref(a) for a in st.args]
+            kwargs = {k: s._ref(v) for k, v in st.kwargs}
+            getattr(s, st.primitive)(*args, **kwargs)
+        return s
+
+
+class Schedule:
+    """Interactive schedule of one kernel; every primitive returns handles."""
+
+    def __init__(self, kernel):
+        ir = kernel.ir if hasattr(kernel, "ir") else kernel
+        if not isinstance(ir, Kernel):
+            raise ScheduleError(f"sd.schedule takes a kernel, got {type(kernel).__name__}", _caller_loc(),
+                                hint="decorate the function with @sd.kernel")
+        self.source = kernel
+        self.ir: Kernel = unique_loop_vars(ir)
+        self.trace = Trace(ir.name)
+
+    # ------------------------------------------------------------- handles
+    def loops(self) -> list[LoopRef]:
+        """Every loop, in nest order (outermost first, then program order)."""
+        return [LoopRef(self, lp.var) for _p, lp in loops_with_paths(self.ir.body)]
+
+    def loop(self, name: str) -> LoopRef:
+        if not any(lp.var == name for _p, lp in loops_with_paths(self.ir.body)):
+            names = ", ".join(lp.var for _p, lp in loops_with_paths(self.ir.body)) or "none"
+            raise ScheduleError(f"loop: kernel '{self.ir.name}' has no loop '{name}'", _caller_loc(),
+                                hint=f"its loops are: {names}")
+        return LoopRef(self, name)
+
+    def buffer(self, name: str) -> BufferRef:
+        try:
+            P._buffer(self.ir, name)
+        except P.Refusal as r:
+            raise ScheduleError(f"buffer: {r.message}", _caller_loc(), hint=r.hint) from None
+        return BufferRef(self, name)
+
+    def _ref(self, a):
+        if isinstance(a, tuple) and len(a) == 2 and a[0] == "loop":
+            return LoopRef(self, a[1])
+        if isinstance(a, tuple) and len(a) == 2 and a[0] == "buffer":
+            return BufferRef(self, a[1])
+        return a
+
+    # ----------------------------------------------------------- primitives
+    def split(self, loop, factor):
+        """Split ``loop`` by ``factor`` into (outer, inner); see :func:`primitives.split`."""
+        k, o, i = self._apply("split", P.split, (loop, factor), {})
+        return LoopRef(self, o), LoopRef(self, i)
+
+    def tile(self, l1, l2, f1, f2):
+        """Split two nested loops and move both inner loops inside: (l1_o, l2_o, l1_i, l2_i)."""
+        o1, i1 = self.split(l1, f1)
+        o2, i2 = self.split(l2, f2)
+        self.reorder(o1, o2, i1, i2)
+        return o1, o2, i1, i2
+
+    def reorder(self, *loops):
+        self._apply("reorder", lambda k, *vs: P.reorder(k, vs), loops, {})
+
+    def fuse(self, *loops):
+        _k, name = self._apply("fuse", lambda k, *vs: P.fuse(k, vs), loops, {})
+        return LoopRef(self, name)
+
+    def pipeline(self, loop, ii=1):
+        self._apply("pipeline", P.pipeline, (loop,), {"ii": ii})
+
+    def unroll(self, loop, factor=None):
+        self._apply("unroll", P.unroll, (loop,), {"factor": factor})
+
+    def partition(self, buf, dim=0, kind="cyclic", factor=None):
+        self._apply("partition", P.partition, (buf,), {"dim": dim, "kind": kind, "factor": factor})
+
+    def bind(self, buf, storage):
+        self._apply("bind", P.bind, (buf, storage), {})
+
+    # --------------------------------------------------------------- plumbing
+    def _apply(self, name, fn, args, kwargs):
+        loc = _caller_loc()
+        raw = [self._unwrap(name, a, loc) for a in args]
+        raw_kw = {k: self._unwrap(name, v, loc) for k, v in kwargs.items()}
+        try:
+            out = fn(self.ir, *raw, **raw_kw)
+        except P.Refusal as r:
+            raise ScheduleError(f"{name}: {r.message}", loc, hint=self._hint(r)) from None
+        k, outs = (out[0], tuple(out[1:])) if isinstance(out, tuple) else (out, ())
+        from ..ir.verify import verify
+
+        self.ir = verify(k)
+        enc = lambda a: ("loop", a.var) if isinstance(a, LoopRef) else ("buffer", a.name) if isinstance(a, BufferRef) else a  # noqa: E731
+        self.trace.steps.append(Step(name, tuple(enc(a) for a in args),
+                                     tuple((k_, enc(v)) for k_, v in kwargs.items()), outs))
+        return out
+
+    def _unwrap(self, prim, a, loc):
+        if isinstance(a, LoopRef):
+            if a.schedule is not self:
+                raise ScheduleError(f"{prim}: {a!r} belongs to another schedule", loc,
+                                    hint="use handles from this schedule: s.loop(name)")
+            if not any(lp.var == a.var for _p, lp in loops_with_paths(self.ir.body)):
+                raise ScheduleError(f"{prim}: loop '{a.var}' no longer exists (an earlier primitive replaced it)",
+                                    loc, hint="use the handles the earlier primitive returned")
+            return a.var
+        if isinstance(a, BufferRef):
+            return a.name
+        if isinstance(a, str) and prim in ("partition", "bind"):
+            return a
+        if isinstance(a, str):
+            raise ScheduleError(f"{prim}: pass loop handles, not the string {a!r}", loc,
+                                hint=f's.{prim}(s.loop("{a}"), ...)')
+        return a
+
+    def _hint(self, r: P.Refusal) -> str | None:
+        hint = r.hint or ""
+        if r.loop is None:
+            return hint or None
+        text = str(self.ir).splitlines()
+        marked = []
+        for line in text:
+            if line.lstrip().startswith(f"for {r.loop} in "):
+                marked.append(line + "    <-- here")
+            else:
+                marked.append(line)
+        idx = next((n for n, line in enumerate(marked) if line.endswith("<-- here")), 0)
+        window = marked[max(0, idx - 3): idx + 4]
+        return (hint + "\n" if hint else "") + "     in the IR:\n" + "\n".join("       " + w for w in window)
+
+    def build(self, target: str = "hls", output=None, board: str = "u55c", overwrite: bool = False):
+        """Hand the scheduled IR to a backend (the one upward call of this layer)."""
+        if target != "hls":
+            raise ScheduleError(f"build: unknown target {target!r}", _caller_loc(), hint='use target="hls"')
+        from ..backend.hls import build
+
+        return build(self.ir, output=output, board=board, overwrite=overwrite)
+
+    def __str__(self) -> str:
+        return str(self.ir)
+
+    def __repr__(self) -> str:
+        return f"<Schedule of {self.ir.name}: {len(self.trace.steps)} step(s)>"
+
+
+def schedule(kernel) -> Schedule:
+    """Start scheduling ``kernel`` (an ``@sd.kernel`` function or a Kernel IR)."""
+    return Schedule(kernel)
