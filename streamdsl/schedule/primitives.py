@@ -299,3 +299,164 @@ def bind(k: Kernel, name: str, storage: str) -> Kernel:
         raise Refusal(f"'{name}' is a kernel parameter; its storage is the caller's",
                       hint="bind a local buffer instead")
     return _update_buffer(k, name, "bind", storage)
+
+
+def buffer_at(k: Kernel, name: str, var: str) -> tuple[Kernel, str]:
+    """Give each iteration of loop ``var`` a local copy of the part of ``name`` it touches.
+
+    Before::                                  After ``buffer_at(C, i)``::
+
+        for i in range(M) {                       for i in range(M) {
+          for j in range(N) {                       alloc C_buf: f32[N]
+            for k in range(K) {                     for j: C_buf[j] = C[i, j]
+              C[i, j] = C[i, j] + ...               for j { for k { C_buf[j] = C_buf[j] + ... } }
+                                                    for j: C[i, j] = C_buf[j]
+
+    Legal when, inside the loop, every access of ``name`` indexes the same
+    dimensions with the same loop-invariant expressions; the other dimensions
+    become the buffer's.  ``bind`` and ``partition`` then apply to the buffer.
+    """
+    from ..ir.nodes import Load, Store, TensorType, walk
+    from .rewrite import map_stmt_exprs
+
+    path, loop = _loop(k, var)
+    buf = _buffer(k, name)
+    if not isinstance(buf.type, TensorType):
+        raise Refusal(f"'{name}' is a scalar, not a buffer")
+    if isinstance(buf, Alloc) and any(n is buf for s in loop.body for n in walk(s)):
+        raise Refusal(f"'{name}' is allocated inside loop '{var}' already", loop=var)
+    accesses = [n for s in loop.body for n in walk(s) if isinstance(n, (Load, Store)) and n.name == name]
+    if not accesses:
+        raise Refusal(f"loop '{var}' does not access '{name}'", loop=var, hint="pick the loop that computes it")
+    inner = {n.var for s in loop.body for n in walk(s) if isinstance(n, For)}
+    from ..ir.deps import names_in
+
+    rank = buf.type.rank
+    fixed = []
+    for d in range(rank):
+        exprs = {a.indices[d] for a in accesses}
+        if len(exprs) == 1 and not (names_in(next(iter(exprs))) & inner):
+            fixed.append(d)
+    free = [d for d in range(rank) if d not in fixed]
+    if not fixed:
+        raise Refusal(f"every access of '{name}' in loop '{var}' spans all of it; a local buffer would be a copy",
+                      loop=var, hint="buffer at an inner loop, or bind the buffer itself")
+    taken = all_names(k)
+    local = fresh(taken, f"{name}_buf")
+    shape = tuple(buf.type.shape[d] for d in free) or (1,)
+    ltype = TensorType(buf.type.dtype, shape)
+    fix_idx = {d: accesses[0].indices[d] for d in fixed}
+
+    def local_idx(indices):
+        return tuple(indices[d] for d in free) or (B.const(0, index),)
+
+    def rw(e):
+        if isinstance(e, Load) and e.name == name:
+            return Load(local, local_idx(e.indices), e.dtype, e.loc)
+        return None
+
+    body = []
+    for s in loop.body:
+        s = map_stmt_exprs(s, rw)
+        s = _rename_stores(s, name, local, local_idx)
+        body.append(s)
+    copy_vars = [fresh(taken | {local}, f"{local}_{n}") for n in range(len(free))]
+
+    def nest(inner_stmt):
+        st = inner_stmt
+        for cv, d in reversed(list(zip(copy_vars, free))):
+            st = For(cv, B.const(0, index), B.const(buf.type.shape[d], index), 1, (st,), Attrs(), loop.loc)
+        return st
+
+    full_idx = []
+    cvi = iter(copy_vars)
+    for d in range(rank):
+        full_idx.append(fix_idx[d] if d in fixed else Var(next(cvi), index))
+    lidx = tuple(Var(cv, index) for cv in copy_vars) or (B.const(0, index),)
+    is_param = not isinstance(buf, Alloc)
+    load_in = nest(_store(local, lidx, Load(name, tuple(full_idx), buf.type.dtype)))
+    back_vars = [fresh(taken | {local} | set(copy_vars), f"{local}_w{n}") for n in range(len(free))]
+    write_back = nest(_store(name, tuple(full_idx), Load(local, lidx, buf.type.dtype)))
+    for cv, bv in zip(copy_vars, back_vars):
+        write_back = _rename_loop(write_back, cv, bv)
+    new_body = (Alloc(local, ltype, None, Attrs(), loop.loc), load_in, *body)
+    if not is_param:
+        new_body = new_body + (write_back,)
+    new_loop = replace(loop, body=new_body)
+    return replace(k, body=put(k.body, path, new_loop)), local
+
+
+def _rename_loop(s: For, old: str, new: str) -> For:
+    if s.var == old:
+        return replace(s, var=new, body=tuple(substitute(b, old, Var(new, index)) for b in s.body))
+    return replace(s, body=tuple(_rename_loop(b, old, new) if isinstance(b, For) else b for b in s.body))
+
+
+def _store(name, idx, value):
+    from ..ir.nodes import Store
+
+    return Store(name, idx, value)
+
+
+def _rename_stores(s, name, local, local_idx):
+    from ..ir.nodes import Store
+
+    if isinstance(s, Store) and s.name == name:
+        return Store(local, local_idx(s.indices), s.value, s.loc)
+    if isinstance(s, For):
+        return replace(s, body=tuple(_rename_stores(b, name, local, local_idx) for b in s.body))
+    if isinstance(s, If):
+        return replace(s, then=tuple(_rename_stores(b, name, local, local_idx) for b in s.then),
+                       orelse=tuple(_rename_stores(b, name, local, local_idx) for b in s.orelse))
+    return s
+
+
+def compute_at(k: Kernel, producer: str, consumer: str) -> Kernel:
+    """Fuse a producer loop into the consumer loop that follows it (classic loop fusion).
+
+    ``for i: B[i] = f(A[i])`` then ``for i2: C[i2] = g(B[i2])`` becomes
+    ``for i2: { B[i2] = f(A[i2]); C[i2] = g(B[i2]) }``.  Legal when both loops
+    have the same bounds, run next to each other, the producer loop is
+    parallel, and every iteration of the consumer reads only what the same
+    iteration of the producer wrote (and writes nothing the producer reads).
+    """
+    from ..ir.deps import affine
+    from ..ir.nodes import Load, Store, walk
+
+    ppath, ploop = _loop(k, producer)
+    cpath, cloop = _loop(k, consumer)
+    if ppath[:-1] != cpath[:-1] or cpath[-1] != ppath[-1] + 1:
+        raise Refusal(f"loop '{producer}' must come right before loop '{consumer}' in the same block", loop=producer,
+                      hint="compute_at fuses adjacent sibling loops")
+    if (ploop.start, ploop.stop, ploop.step) != (cloop.start, cloop.stop, cloop.step):
+        raise Refusal(f"loops '{producer}' and '{consumer}' have different bounds", loop=consumer,
+                      hint="split one of them so the trip counts match")
+    if classify(ploop).kind != "parallel":
+        raise Refusal(f"loop '{producer}' carries a dependence between iterations", loop=producer)
+    written = {n.name: n for s in ploop.body for n in walk(s) if isinstance(n, Store)}
+    read_by_producer = {n.name for s in ploop.body for n in walk(s) if isinstance(n, Load)}
+    for s in cloop.body:
+        for n in walk(s):
+            if isinstance(n, Store) and n.name in read_by_producer:
+                raise Refusal(f"loop '{consumer}' writes '{n.name}', which loop '{producer}' reads", loop=consumer)
+            if isinstance(n, Load) and n.name in written:
+                w = written[n.name]
+                if not _same_iteration(w.indices, n.indices, producer, consumer, affine):
+                    raise Refusal(f"loop '{consumer}' reads '{n.name}' at elements another iteration of "
+                                  f"'{producer}' writes", loop=consumer,
+                                  hint="compute_at needs the consumer to read what the same iteration produced")
+    pbody = tuple(substitute(s, producer, Var(consumer, index)) for s in ploop.body)
+    fused = replace(cloop, body=pbody + cloop.body)
+    body = put(k.body, cpath, fused)
+    return replace(k, body=put(body, ppath, ()))
+
+
+def _same_iteration(widx, ridx, pv, cv, affine) -> bool:
+    for w, r in zip(widx, ridx):
+        fw, fr = affine(w), affine(r)
+        if fw is None or fr is None:
+            continue
+        if fw.get(pv, 0) != 0 and fw.get(pv) == fr.get(cv) and \
+                {k: c for k, c in fw.items() if k != pv} == {k: c for k, c in fr.items() if k != cv}:
+            return True
+    return False

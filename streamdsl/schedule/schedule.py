@@ -192,6 +192,15 @@ class Schedule:
     def partition(self, buf, dim=0, kind="cyclic", factor=None):
         self._apply("partition", P.partition, (buf,), {"dim": dim, "kind": kind, "factor": factor})
 
+    def buffer_at(self, buf, loop):
+        """A local buffer for the part of ``buf`` one iteration of ``loop`` touches; returns it."""
+        _k, name = self._apply("buffer_at", P.buffer_at, (buf, loop), {})
+        return BufferRef(self, name)
+
+    def compute_at(self, producer_loop, consumer_loop):
+        """Fuse ``producer_loop`` into ``consumer_loop``; see :func:`primitives.compute_at`."""
+        self._apply("compute_at", P.compute_at, (producer_loop, consumer_loop), {})
+
     def bind(self, buf, storage):
         self._apply("bind", P.bind, (buf, storage), {})
 

@@ -86,6 +86,16 @@ class Emitter:
         self.k = kernel
         self.out_names = out_names  # returned local tensor -> output parameter name
         self.lines: list[str] = []
+        self.labels: set[str] = set()
+
+    def label(self, base: str) -> str:
+        """A loop label unique in this function (sibling loops may share a variable name)."""
+        name, n = base, 1
+        while name in self.labels:
+            n += 1
+            name = f"{base}_{n}"
+        self.labels.add(name)
+        return name
 
     # ------------------------------------------------------------ expressions
     def expr(self, e: Expr) -> str:
@@ -142,7 +152,7 @@ class Emitter:
         if isinstance(s, For):
             cmp = "<" if s.step > 0 else ">"
             inc = f"{s.var}++" if s.step == 1 else f"{s.var} += {s.step}"
-            self.emit(f"L_{s.var}: for (int {s.var} = {self.index(s.start)}; {s.var} {cmp} {self.index(s.stop)}; {inc}) {{",
+            self.emit(f"{self.label('L_' + s.var)}: for (int {s.var} = {self.index(s.start)}; {s.var} {cmp} {self.index(s.stop)}; {inc}) {{",
                       depth)
             if "pipeline" in s.attrs:
                 self.emit(f"#pragma HLS pipeline II={s.attrs.get('pipeline')}", depth + 1)
@@ -196,7 +206,7 @@ class Emitter:
     def fill(self, name: str, t: TensorType, value: str, depth: int) -> None:
         ivars = [f"{name}_i{d}" for d in range(t.rank)]
         for d, (v, n) in enumerate(zip(ivars, t.shape)):
-            self.emit(f"L_{name}_init{d}: for (int {v} = 0; {v} < {n}; {v}++) {{", depth + d)
+            self.emit(f"{self.label(f'L_{name}_init{d}')}: for (int {v} = 0; {v} < {n}; {v}++) {{", depth + d)
         self.emit(f"{name}{''.join(f'[{v}]' for v in ivars)} = {value};", depth + t.rank)
         for d in reversed(range(t.rank)):
             self.emit("}", depth + d)
@@ -210,7 +220,7 @@ class Emitter:
                     continue  # computed in place
                 ivars = [f"{out}_i{d}" for d in range(t.rank)]
                 for d, (iv, ext) in enumerate(zip(ivars, t.shape)):
-                    self.emit(f"L_{out}_copy{d}: for (int {iv} = 0; {iv} < {ext}; {iv}++) {{", depth + d)
+                    self.emit(f"{self.label(f'L_{out}_copy{d}')}: for (int {iv} = 0; {iv} < {ext}; {iv}++) {{", depth + d)
                 sub = "".join(f"[{iv}]" for iv in ivars)
                 self.emit(f"{out}{sub} = {v.name}{sub};", depth + t.rank)
                 for d in reversed(range(t.rank)):

@@ -112,6 +112,12 @@ class HLSProject:
         where = f" in {self.output}" if self.output else ""
         return f"<HLSProject {self.kernel.name} for {self.board} ({self.part}){where}: {', '.join(self.files)}>"
 
+    def report(self):
+        """Model estimate of cycles and resources (see :mod:`.report`)."""
+        from .report import estimate
+
+        return estimate(self.kernel, self.board, self.clock_mhz)
+
     def csim(self, *arrays):
         """Compile (cached by content hash) and run the testbench; returns NumPy results."""
         from ..sim import _check_arg  # the same input checks as the simulator
@@ -149,7 +155,7 @@ class HLSProject:
         if vitis:  # a real Vitis: its headers come first
             incs.append(str(Path(vitis).resolve().parent.parent / "include"))
         incs.append(str(INCLUDE))
-        flags = ["-std=c++17", "-fwrapv", "-O2", "-pthread", "-Wall", "-Werror", "-Wno-unknown-pragmas",
+        flags = ["-std=c++17", "-fwrapv", "-O2", "-pthread", "-Wall", "-Werror", "-Wno-unknown-pragmas", "-ffp-contract=off",
                  "-Wno-unused-label"]  # g++ does not know HLS pragmas; Vitis does
         h = hashlib.sha256()
         for name in sorted(self.files):

@@ -1,0 +1,296 @@
+"""A per-kernel performance and resource estimate from the scheduled IR.
+
+These are model estimates, not Vitis HLS reports.  The model:
+
+* An operation takes the latency in :data:`LATENCY` (cycles at 250 MHz; scaled
+  by clock / 250 MHz and rounded up for other clocks).  A statement's latency is
+  its critical path: loads, the op tree, then the store.
+* A loop without ``pipeline`` takes ``trips * (body + 1)`` cycles (one cycle of
+  loop control per iteration); ``unroll=f`` divides the trips by ``f``.
+* A pipelined loop takes ``(trips - 1) * II + depth`` cycles, where loops inside
+  it are fully unrolled (as Vitis does) and ``depth`` is the body's latency.
+  The achieved II is the largest of the requested II, the recurrence bound of
+  an accumulation into a location the loop does not index (the add latency),
+  and the memory-port bound (accesses per iteration to one array bank / 2 ports).
+* Resources: DSPs and LUTs per operator and dtype (:data:`COST`), times the
+  number of parallel copies (unroll factors, unrolled loops inside a pipeline);
+  local arrays take BRAM18K blocks (or URAM, or LUTs / registers when bound so),
+  per partition.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ...ir.deps import accumulation, affine
+from ...ir.nodes import (
+    Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Select, Store, UnaryOp, Var, walk,
+)
+from ...types import FixedType, FloatType, IntType
+
+BOARD_BUDGET = {  # DSP, BRAM18K, URAM, LUT, FF per device (AMD data sheets DS963, DS963/U280, DS957)
+    "u55c": dict(dsp=9024, bram=4032, uram=960, lut=1303680, ff=2607360),
+    "u280": dict(dsp=9024, bram=4032, uram=960, lut=1303680, ff=2607360),
+    "vck190": dict(dsp=1968, bram=1934, uram=463, lut=899840, ff=1799680),
+}
+
+LATENCY = {  # cycles at 250 MHz
+    "f": {"add": 4, "sub": 4, "mul": 3, "div": 12, "exp": 8, "log": 10, "sqrt": 12, "rsqrt": 12, "tanh": 20,
+          "erf": 20, "sin": 16, "cos": 16, "sigmoid": 22, "pow": 30, "max": 1, "min": 1, "abs": 0, "neg": 0,
+          "cmp": 1, "cast": 3},
+    "i": {"add": 1, "sub": 1, "mul": 2, "floordiv": 20, "mod": 20, "div": 12, "cmp": 1, "cast": 0},
+}
+COST = {  # (DSP, LUT) per operator
+    "f32": {"add": (2, 220), "sub": (2, 220), "mul": (3, 90), "div": (0, 800), "exp": (7, 700), "log": (6, 900),
+            "sqrt": (0, 500), "rsqrt": (0, 600), "tanh": (8, 1800), "erf": (8, 1800), "cast": (0, 250)},
+    "f64": {"add": (3, 700), "sub": (3, 700), "mul": (11, 200), "div": (0, 3200), "exp": (26, 2000)},
+}
+BRAM_BITS = 18 * 1024
+URAM_BITS = 288 * 1024
+
+
+def _class(t) -> str:
+    return "f" if isinstance(t, FloatType) else "i"
+
+
+def op_latency(op: str, t, clock_mhz: float) -> int:
+    table = LATENCY[_class(t)]
+    key = "cmp" if op in ("eq", "ne", "lt", "le", "gt", "ge") else op
+    base = table.get(key, 1 if _class(t) == "i" else 4)
+    return math.ceil(base * clock_mhz / 250.0)
+
+
+def op_cost(op: str, t) -> tuple[int, int]:
+    if isinstance(t, FloatType):
+        table = COST.get(t.name if t.name in COST else "f32", COST["f32"])
+        return table.get(op, (0, 100))
+    bits = t.bits if isinstance(t, IntType) else t.width if isinstance(t, FixedType) else 32
+    if op == "mul":
+        return (math.ceil(bits / 27) * math.ceil(bits / 18), 20) if bits > 10 else (0, bits * bits)
+    if op in ("floordiv", "mod"):
+        return (0, bits * bits)
+    return (0, bits)
+
+
+@dataclass
+class LoopEstimate:
+    var: str
+    trips: int
+    cycles: int
+    ii: int | None = None
+    depth: int | None = None
+    note: str = ""
+
+
+@dataclass
+class KernelReport:
+    """Cycles and resources of one kernel, with the model's assumptions."""
+
+    kernel: str
+    board: str
+    clock_mhz: float
+    cycles: int
+    resources: dict[str, int]
+    budget: dict[str, int]
+    loops: list[LoopEstimate] = field(default_factory=list)
+
+    @property
+    def latency_us(self) -> float:
+        return self.cycles / self.clock_mhz
+
+    def __str__(self) -> str:
+        out = [f"Estimate for kernel '{self.kernel}' on {self.board} at {self.clock_mhz:g} MHz "
+               "(model estimates from the scheduled IR, not a Vitis report)",
+               f"  latency: {self.cycles} cycles = {self.latency_us:.2f} us", "  loops:"]
+        for lp in self.loops:
+            extra = f", II={lp.ii}, depth={lp.depth}" if lp.ii is not None else ""
+            out.append(f"    {lp.var:<12} trips={lp.trips:<6} cycles={lp.cycles}{extra}{'  ' + lp.note if lp.note else ''}")
+        out.append("  resources (used / available):")
+        for key in ("dsp", "bram", "uram", "lut", "ff"):
+            used, avail = self.resources.get(key, 0), self.budget[key]
+            out.append(f"    {key.upper():<5} {used:>9} / {avail:<9} ({100.0 * used / avail:.2f} %)")
+        out.append("  assumptions: see streamdsl/backend/hls/report.py (op latencies at 250 MHz, "
+                   "loop control 1 cycle/iteration, 2 ports per memory bank)")
+        return "\n".join(out)
+
+
+class _Model:
+    def __init__(self, k: Kernel, clock: float):
+        self.k, self.clock = k, clock
+        self.res = dict(dsp=0, bram=0, uram=0, lut=0, ff=0)
+        self.loops: list[LoopEstimate] = []
+        self.banks = {p.name: 1 for p in k.params}
+        for n in (n for s in k.body for n in walk(s)):
+            if isinstance(n, Alloc):
+                self.banks[n.name] = _banks(n)
+        for name, parts in k.attrs.get("partition", ()):
+            self.banks[name] = _banks_of(parts, dict((p.name, p.type) for p in k.params)[name].shape)
+
+    # latency of an expression (critical path), and its operators for resources
+    def expr(self, e, ops: list) -> int:
+        if isinstance(e, (Const, Var)):
+            return 0
+        if isinstance(e, Load):
+            return 2 + max((self.expr(i, ops) for i in e.indices), default=0)
+        if isinstance(e, (BinOp, UnaryOp, Call)):
+            kids = (e.lhs, e.rhs) if isinstance(e, BinOp) else (e.operand,) if isinstance(e, UnaryOp) else e.args
+            name = e.op if not isinstance(e, Call) else e.fn
+            t = kids[0].dtype
+            ops.append((name, t))
+            return op_latency(name, t, self.clock) + max(self.expr(c, ops) for c in kids)
+        if isinstance(e, Cast):
+            ops.append(("cast", e.operand.dtype))
+            return op_latency("cast", e.operand.dtype, self.clock) + self.expr(e.operand, ops)
+        if isinstance(e, Select):
+            return 1 + max(self.expr(x, ops) for x in (e.cond, e.then, e.orelse))
+        return 0
+
+    def body(self, stmts, copies: int, unrolled: bool) -> int:
+        total = 0
+        for s in stmts:
+            total += self.stmt(s, copies, unrolled)
+        return total
+
+    def stmt(self, s, copies: int, unrolled: bool) -> int:
+        ops: list = []
+        if isinstance(s, (Store, Assign, Decl)):
+            lat = self.expr(s.value if not isinstance(s, Decl) else s.init, ops) + (1 if isinstance(s, Store) else 0)
+            for name, t in ops:
+                d, lut = op_cost(name, t)
+                self.res["dsp"] += d * copies
+                self.res["lut"] += lut * copies
+                self.res["ff"] += 2 * lut * copies
+            return lat
+        if isinstance(s, If):
+            lat = 1 + self.expr(s.cond, ops)
+            return lat + max(self.body(s.then, copies, unrolled), self.body(s.orelse, copies, unrolled))
+        if isinstance(s, Alloc):
+            self.alloc(s)
+            return 0 if s.init is None else math.ceil(s.type.size / max(1, self.banks[s.name]))
+        if isinstance(s, CallKernel):
+            sub = _Model(self.k.callee(s.callee), self.clock)
+            cyc = sub.body(sub.k.body, copies, unrolled)
+            for key in self.res:
+                self.res[key] += sub.res[key]
+            return cyc
+        if isinstance(s, For):
+            return self.loop(s, copies, unrolled)
+        return 0
+
+    def loop(self, s: For, copies: int, unrolled: bool) -> int:
+        trips = _trips(s)
+        if unrolled or s.attrs.get("unroll") == 0:
+            lat = self.body(s.body, copies * trips, True)
+            return lat + _tree_depth(s, trips, self.clock)
+        if "pipeline" in s.attrs:
+            ii_req = int(s.attrs.get("pipeline"))
+            depth = self.body(s.body, copies, True)
+            ii_rec = _recurrence(s, self.clock)
+            ii_mem = self._port_ii(s)
+            ii = max(ii_req, ii_rec, ii_mem)
+            cycles = (trips - 1) * ii + depth + 1
+            note = [] if ii == ii_req else [f"II {ii} > {ii_req}: " + ("accumulation recurrence" if ii == ii_rec else "memory ports")]
+            self.loops.append(LoopEstimate(s.var, trips, cycles, ii, depth, "; ".join(note)))
+            return cycles
+        f = s.attrs.get("unroll") or 1
+        body = self.body(s.body, copies * f, False)
+        cycles = math.ceil(trips / f) * (body + 1)
+        self.loops.append(LoopEstimate(s.var, trips, cycles, note=f"unrolled x{f}" if f > 1 else ""))
+        return cycles
+
+    def _port_ii(self, s: For) -> int:
+        count: dict[str, int] = {}
+        for n in (n for b in s.body for n in walk(b)):
+            if isinstance(n, (Load, Store)):
+                count[n.name] = count.get(n.name, 0) + _unrolled_copies(s, n)
+        worst = 1
+        for name, c in count.items():
+            worst = max(worst, math.ceil(c / (2 * self.banks.get(name, 1))))
+        return worst
+
+    def alloc(self, a: Alloc) -> None:
+        bits = a.type.size * (a.type.dtype.bits if hasattr(a.type.dtype, "bits") else a.type.dtype.width)
+        bind = a.attrs.get("bind")
+        banks = self.banks[a.name]
+        if bind == "reg" or banks >= a.type.size:
+            self.res["ff"] += bits
+        elif bind == "lutram":
+            self.res["lut"] += math.ceil(bits / 64)
+        elif bind == "uram":
+            self.res["uram"] += banks * math.ceil(bits / banks / URAM_BITS)
+        else:
+            self.res["bram"] += banks * math.ceil(bits / banks / BRAM_BITS)
+
+
+def _trips(s: For) -> int:
+    if isinstance(s.start, Const) and isinstance(s.stop, Const):
+        return max(0, -(-(s.stop.value - s.start.value) // s.step))
+    return max(1, _bound_guess(s))
+
+
+def _bound_guess(s: For) -> int:
+    """Trips of a loop with variable bounds: the largest constant in its bounds (worst case)."""
+    consts = [n.value for e in (s.start, s.stop) for n in walk(e) if isinstance(n, Const) and isinstance(n.value, int)]
+    return max(consts, default=1)
+
+
+def _tree_depth(s: For, trips: int, clock: float) -> int:
+    """Extra latency of an unrolled accumulation: a chain of adds (floats are not reassociated)."""
+    extra = 0
+    for n in (n for b in s.body for n in walk(b)):
+        if isinstance(n, (Store, Assign)):
+            acc = accumulation(n, lambda e: isinstance(e, (Load, Var)) and getattr(e, "name", None) == n.name)
+            if acc is not None:
+                t = n.value.dtype
+                extra = max(extra, (trips - 1) * op_latency(acc[0], t, clock))
+    return extra
+
+
+def _recurrence(s: For, clock: float) -> int:
+    """Accumulations into a location the loop does not index carry a dependence of one op latency."""
+    ii = 1
+    for n in (n for b in s.body for n in walk(b)):
+        if isinstance(n, (Store, Assign)):
+            is_t = (lambda e, n=n: isinstance(e, Load) and e.name == n.name and e.indices == n.indices) \
+                if isinstance(n, Store) else (lambda e, n=n: isinstance(e, Var) and e.name == n.name)
+            acc = accumulation(n, is_t)
+            if acc is None:
+                continue
+            idx_vars = set()
+            for i in getattr(n, "indices", ()):
+                f = affine(i)
+                idx_vars |= set(f or {}) - {None}
+            if s.var not in idx_vars:
+                ii = max(ii, op_latency(acc[0], n.value.dtype, clock))
+    return ii
+
+
+def _unrolled_copies(loop: For, node) -> int:
+    copies = 1
+    for n in (n for b in loop.body for n in walk(b)):
+        if isinstance(n, For) and any(m is node for m in walk(n)):
+            copies *= _trips(n)
+    return copies
+
+
+def _banks(a: Alloc) -> int:
+    return _banks_of(a.attrs.get("partition", ()), a.type.shape)
+
+
+def _banks_of(parts, shape) -> int:
+    banks = 1
+    for dim, kind, factor in parts:
+        dims = range(1, len(shape) + 1) if dim == 0 else (dim,)
+        for d in dims:
+            banks *= shape[d - 1] if kind == "complete" else factor
+    return banks
+
+
+def estimate(k: Kernel, board: str = "u55c", clock_mhz: float = 250.0) -> KernelReport:
+    m = _Model(k, clock_mhz)
+    cycles = m.body(k.body, 1, False)
+    for p in list(k.params) + []:
+        if hasattr(p.type, "shape"):
+            m.res["lut"] += 1500  # one m_axi adapter per array port
+            m.res["ff"] += 2000
+    return KernelReport(k.name, board, clock_mhz, cycles, m.res, BOARD_BUDGET[board], m.loops)
