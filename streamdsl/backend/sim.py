@@ -157,10 +157,13 @@ class Interpreter:
             lo, hi = int(start64.min()), int(stop64.max())
         else:
             lo, hi = int(start64.max()), int(stop64.min())
-        values = np.arange(lo, hi, s.step, dtype=np.int64)
+        ragged = start64.ndim > 0 or stop64.ndim > 0
+        # a start that differs between lanes puts each lane on its own stride: visit every
+        # value in between and let _in_range keep those on the lane's stride
+        stride = s.step if start64.ndim == 0 else (1 if s.step > 0 else -1)
+        values = np.arange(lo, hi, stride, dtype=np.int64)
         if values.size == 0:
             return None
-        ragged = start64.ndim > 0 or stop64.ndim > 0
         if not vector:
             for val in values:
                 v = np.asarray(val, dtype=index.np)
@@ -199,7 +202,10 @@ class Interpreter:
                                          range(d0, ctx.depth), ctx)
         else:
             new, mask = self.eval(s.value, ctx), ctx.mask
-        self.env[s.name] = new if mask is None else np.where(mask, new, old)
+        new = new if mask is None else np.where(mask, new, old)
+        if d0 == 0 and np.ndim(new):  # reduced over every vectorised axis: back to a 0-d scalar
+            new = np.reshape(new, ())
+        self.env[s.name] = new
 
     def store(self, s: Store, ctx: _Ctx):
         buf = self.env[s.name]
@@ -224,7 +230,13 @@ class Interpreter:
         axes = tuple(axes)
         inner = s.value.operand if isinstance(s.value, Cast) else s.value
         acc_t = inner.dtype
-        red = self._einsum(e, axes, ctx) if op == "add" else None
+        if isinstance(acc_t, FloatType) and op in ("add", "mul") and axes:
+            combined = self._ordered(op, e, current, axes, acc_t, ctx)
+            mask = ctx.mask
+            if mask is not None and mask.ndim:
+                mask = np.any(mask, axis=axes, keepdims=True)
+            return combined, mask
+        red = self._einsum(e, axes, ctx) if op == "add" and isinstance(acc_t, IntType) else None
         if red is None:
             val = np.asarray(self.eval(e, ctx))
             if ctx.mask is not None:
@@ -242,8 +254,37 @@ class Interpreter:
             mask = np.any(mask, axis=axes, keepdims=True)
         return combined, mask
 
+    def _ordered(self, op, e, current, axes, acc_t, ctx: _Ctx):
+        """A float accumulation in program order: ``((x op e0) op e1) op ...``, bit-exact.
+
+        Float addition is not associative, so the simulator never reorders it:
+        ``ufunc.accumulate`` runs left to right over the iterations (flattened
+        in loop-nest order), starting from the current value of the target.
+        """
+        val = np.asarray(self.eval(e, ctx))
+        if ctx.mask is not None:
+            val = np.where(ctx.mask, val, _identity(op, acc_t).astype(val.dtype))
+        full = np.broadcast_shapes(val.shape, ctx.shape(self.ndim), ctx.mask.shape if ctx.mask is not None else (),
+                                   np.shape(current) if np.ndim(current) else ())
+        val = np.broadcast_to(val, full).astype(acc_t.np, copy=False)
+        keep = [a for a in range(self.ndim) if a not in axes]
+        rest = [full[a] for a in keep]
+        moved = np.moveaxis(val, list(axes), list(range(len(axes))))
+        if len(axes) > 1:
+            moved = moved.reshape((-1, *rest))
+        keep_shape = [1 if a in axes else full[a] for a in range(self.ndim)]
+        acc = np.array(np.broadcast_to(np.asarray(current, dtype=acc_t.np), keep_shape).reshape(rest))
+        ufunc = _REDUCE[op]
+        if moved.shape[0] > 64 * max(1, acc.size):  # long and thin: one C-level pass
+            seq = np.concatenate([acc[None], moved], axis=0)
+            acc = ufunc.accumulate(seq, axis=0)[-1]
+        else:  # one vector operation per iteration, no temporaries
+            for r in range(moved.shape[0]):
+                ufunc(acc, moved[r], out=acc)
+        return acc.reshape(keep_shape)
+
     def _einsum(self, e: Expr, axes, ctx: _Ctx):
-        """Sum over ``axes`` of a product of two factors, via BLAS where NumPy can."""
+        """Integer sum over ``axes`` of a product of two factors (exact, so any order will do)."""
         if not (isinstance(e, BinOp) and e.op == "mul" and _native(e.dtype) and axes):
             return None
         x, y = (np.asarray(self.eval(t, ctx)) for t in (e.lhs, e.rhs))
@@ -274,7 +315,12 @@ class Interpreter:
             idx = [np.asarray(self.eval(i, ctx)) for i in e.indices]
             return self._load(self.env[e.name], idx, ctx.mask, e)
         if isinstance(e, BinOp):
-            a, b = self.eval(e.lhs, ctx), self.eval(e.rhs, ctx)
+            a = self.eval(e.lhs, ctx)
+            if e.op in ("and", "or"):  # short-circuit, as in Python and C++
+                c = np.asarray(a).astype(bool)
+                b = self._eval_where(e.rhs, c if e.op == "and" else ~c, ctx)
+            else:
+                b = self.eval(e.rhs, ctx)
             return self._apply(e.op, (a, b), (e.lhs.dtype, e.rhs.dtype), e.dtype)
         if isinstance(e, UnaryOp):
             return self._apply(e.op, (self.eval(e.operand, ctx),), (e.operand.dtype,), e.dtype)
@@ -284,10 +330,21 @@ class Interpreter:
         if isinstance(e, Cast):
             v = np.asarray(self.eval(e.operand, ctx))
             return convert(v, e.dtype)
-        if isinstance(e, Select):
+        if isinstance(e, Select):  # only the chosen branch is evaluated (lanes masked)
             c = np.asarray(self.eval(e.cond, ctx)).astype(bool)
-            return np.where(c, self.eval(e.then, ctx), self.eval(e.orelse, ctx))
+            if c.ndim == 0:
+                return self.eval(e.then if c else e.orelse, ctx)
+            return np.where(c, self._eval_where(e.then, c, ctx), self._eval_where(e.orelse, ~c, ctx))
         raise AssertionError(f"cannot evaluate {type(e).__name__}")
+
+    def _eval_where(self, e: Expr, cond: np.ndarray, ctx: _Ctx):
+        """``e`` in the lanes where ``cond`` holds (others are don't-care, never out of bounds)."""
+        if cond.ndim == 0:
+            return self.eval(e, ctx) if cond else np.zeros((), e.dtype.np)
+        mask = cond if ctx.mask is None else ctx.mask & cond
+        if not np.any(mask):
+            return np.zeros((), e.dtype.np)
+        return self.eval(e, _Ctx(ctx.depth, ctx.extents, mask))
 
     @staticmethod
     def _apply(op: str, vals, dtypes, result: DType):

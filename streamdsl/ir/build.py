@@ -63,7 +63,11 @@ def cast(e: Expr, dtype: DType, loc: Loc | None = None) -> Expr:
 
 
 def _const_convert(c: Const, dtype: DType):
-    out = convert(np.array(c.value, dtype=np.float64 if isinstance(c.value, float) else np.int64), dtype)
+    if isinstance(c.value, float):
+        raw = np.array(c.value, dtype=np.float64)
+    else:  # u64 constants above the int64 range need a uint64 array
+        raw = np.array(c.value, dtype=np.uint64 if c.value > np.iinfo(np.int64).max else np.int64)
+    out = convert(raw, dtype)
     return int(out) if isinstance(dtype, IntType) else float(out)
 
 

@@ -131,10 +131,11 @@ def classify(loop: For) -> LoopInfo:
     outer_assigned = {n for n in assigns if n not in inner_defs}
     fixed_ok = lambda names: not (names & (inner_defs | outer_assigned | {v}))  # noqa: E731
     accs: set[int] = set()
+    ranges = inner_loop_ranges(loop)
 
     for name, sts in stores.items():
         accesses = [s.indices for s in sts] + [ld.indices for ld in loads.get(name, [])]
-        if _separated(accesses, v, fixed_ok):
+        if _separated(accesses, v, fixed_ok, ranges):
             continue
         # every store must accumulate at a loop-invariant index, and nothing else may read it
         acc_loads = 0
@@ -170,20 +171,47 @@ def _value_dtype(stmt):
     return v.dtype
 
 
-def _separated(accesses, v, fixed_ok) -> bool:
+def _separated(accesses, v, fixed_ok, inner_ranges=None) -> bool:
+    """Some dimension is ``c*v + g + h`` in every access: ``g`` identical and fixed
+    across the loop, ``h`` over inner loop variables spanning less than ``|c|``
+    (so iterations touch disjoint blocks, as after ``split``)."""
     if not accesses:
         return True
+    inner_ranges = inner_ranges or {}
     for d in range(len(accesses[0])):
         forms = [affine(ix[d]) for ix in accesses]
         if any(f is None for f in forms):
             continue
         c = forms[0].get(v, 0)
-        if c == 0:
+        if c == 0 or any(f.get(v, 0) != c for f in forms):
             continue
-        rest0 = {k: x for k, x in forms[0].items() if k != v}
-        if not fixed_ok({k for k in rest0 if k is not None}):
+        fixed_parts, lo, hi, ok = [], [], [], True
+        for f in forms:
+            fixed = {k: x for k, x in f.items() if k != v and k not in inner_ranges}
+            inner = {k: x for k, x in f.items() if k in inner_ranges}
+            if not fixed_ok({k for k in fixed if k is not None}):
+                ok = False
+                break
+            fixed_parts.append(fixed)
+            span_lo = sum(min(x * inner_ranges[k][0], x * inner_ranges[k][1]) for k, x in inner.items())
+            span_hi = sum(max(x * inner_ranges[k][0], x * inner_ranges[k][1]) for k, x in inner.items())
+            lo.append(span_lo)
+            hi.append(span_hi)
+        if not ok or any(p != fixed_parts[0] for p in fixed_parts):
             continue
-        if all(f.get(v, 0) == c and {k: x for k, x in f.items() if k != v} == rest0 for f in forms):
+        if max(hi) - min(lo) < abs(c):
             return True
     return False
 
+
+def inner_loop_ranges(loop: For) -> dict[str, tuple[int, int]]:
+    """Inclusive value ranges of loops inside ``loop`` whose bounds are constants."""
+    out = {}
+    for n in (n for s in loop.body for n in walk(s)):
+        if isinstance(n, For) and isinstance(n.start, Const) and isinstance(n.stop, Const):
+            first, stop, step = n.start.value, n.stop.value, n.step
+            count = max(0, -(-(stop - first) // step))
+            if count:
+                last = first + (count - 1) * step
+                out[n.var] = (min(first, last), max(first, last))
+    return out
