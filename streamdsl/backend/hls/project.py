@@ -113,8 +113,8 @@ class HLSProject:
         return f"<HLSProject {self.kernel.name} for {self.board} ({self.part}){where}: {', '.join(self.files)}>"
 
     def report(self):
-        """Model estimate of cycles and resources (see :mod:`.report`)."""
-        from .report import estimate
+        """Model estimate of cycles and resources (see :mod:`streamdsl.schedule.cost`)."""
+        from ...schedule.cost import estimate
 
         return estimate(self.kernel, self.board, self.clock_mhz)
 

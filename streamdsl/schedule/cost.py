@@ -22,11 +22,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ...ir.deps import accumulation, affine
-from ...ir.nodes import (
+from ..ir.deps import accumulation, affine
+from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Select, Store, UnaryOp, Var, walk,
 )
-from ...types import FixedType, FloatType, IntType
+from ..types import FixedType, FloatType, IntType
 
 BOARD_BUDGET = {  # DSP, BRAM18K, URAM, LUT, FF per device (AMD data sheets DS963, DS963/U280, DS957)
     "u55c": dict(dsp=9024, bram=4032, uram=960, lut=1303680, ff=2607360),
