@@ -27,6 +27,7 @@ from .builtins import (  # noqa: F401
 from .api import KernelFunction, kernel  # noqa: F401
 from .schedule.schedule import Schedule, schedule  # noqa: F401
 from .dataflow.itensor import Converter, ITensor, converter  # noqa: F401
+from .dataflow.tokensim import DeadlockError  # noqa: F401
 
 
 def parse_ir(text: str, filename: str = "<ir>"):
