@@ -10,7 +10,7 @@ import itertools
 
 import numpy as np
 
-from .numeric import compute_np, convert
+from .numeric import convert
 from .ir.ops import OPS
 from .types import DType
 
@@ -34,7 +34,7 @@ sin, cos, sigmoid, abs, max, min = (_builtin(n) for n in ("sin", "cos", "sigmoid
 
 def cast(x, dtype: DType):
     """Convert ``x`` to ``dtype`` (wrap, round or saturate as the types docstring says)."""
-    return convert(np.asarray(x).astype(compute_np(dtype)) if np.asarray(x).dtype.kind != "f" else np.asarray(x), dtype)
+    return convert(np.asarray(x), dtype)
 
 
 cast.__sd_op__ = "cast"

@@ -237,6 +237,6 @@ def type_rule(op: str, dtypes: tuple[DType, ...]):
     info = OPS[op]
     if len(dtypes) != info.arity:
         return f"{op} takes {info.arity} argument{'s' * (info.arity != 1)}, got {len(dtypes)}"
-    if any(isinstance(t, FixedType) for t in dtypes) and op in ("pow", "bitand", "bitor", "bitxor", "shl", "shr"):
+    if any(isinstance(t, FixedType) for t in dtypes) and op in ("pow", "floordiv", "mod", "bitand", "bitor", "bitxor", "shl", "shr"):
         return f"'{info.symbol or op}' is not defined on fixed-point operands"
     return info.rule(tuple(dtypes))
