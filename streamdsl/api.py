@@ -19,16 +19,32 @@ def _caller_loc() -> Loc | None:
     while frame is not None:
         file = frame.f_code.co_filename
         if not os.path.abspath(file).startswith(_PKG_DIR) and not file.startswith("<frozen"):
-            return Loc(file, frame.f_lineno)
+            return _frame_loc(frame)
         frame = frame.f_back
     return None
+
+
+def _frame_loc(frame) -> Loc:
+    """The span of the expression ``frame`` is executing (the call), where Python knows it."""
+    line, col, end_col = frame.f_lineno, None, None
+    positions = getattr(inspect.getframeinfo(frame, context=0), "positions", None)  # Python >= 3.11
+    if positions is not None and positions.lineno == line and positions.col_offset is not None:
+        col = positions.col_offset
+        end_col = positions.end_col_offset if positions.end_lineno == line else None
+    if col is None:  # older Pythons: start at the statement's indentation
+        import linecache
+
+        text = linecache.getline(frame.f_code.co_filename, line)
+        col = len(text) - len(text.lstrip())
+    return Loc(frame.f_code.co_filename, line, col, end_col)
 
 
 class KernelFunction:
     """A kernel: call it with NumPy arrays to simulate, read ``.ir`` to see its IR."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, scope: dict | None = None):
         self.fn = fn
+        self._scope = scope
         self._ir: Kernel | None = None
         functools.update_wrapper(self, fn)
 
@@ -38,7 +54,7 @@ class KernelFunction:
         if self._ir is None:
             from .ir.verify import verify
 
-            self._ir = verify(parse_function(self.fn, _resolve_kernel))
+            self._ir = verify(parse_function(self.fn, _resolve_kernel, self._scope))
         return self._ir
 
     @user_facing
@@ -66,4 +82,18 @@ def _resolve_kernel(obj, loc) -> Kernel | None:
 
 def kernel(fn) -> KernelFunction:
     """Decorate a Python function with annotated parameters and return type as a kernel."""
-    return KernelFunction(fn)
+    return KernelFunction(fn, _definition_scope())
+
+
+def _definition_scope() -> dict | None:
+    """A snapshot of the enclosing function's locals where ``@sd.kernel`` runs.
+
+    Sizes a factory passes in (``def make(M, N): @sd.kernel ...``) may appear
+    only in annotations, which Python does not capture in the closure.  At
+    module level the live globals are used instead, so later edits show.
+    """
+    frame = inspect.currentframe()
+    frame = frame.f_back.f_back if frame and frame.f_back else None
+    if frame is None or frame.f_locals is frame.f_globals:
+        return None
+    return dict(frame.f_locals)

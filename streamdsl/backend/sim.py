@@ -7,11 +7,13 @@ one vectorised step: the loop variable becomes an array along its own axis
 (every value has ``ndim == depth`` of the kernel's deepest nest, so axes never
 misalign), iterations outside triangular bounds or ``if`` conditions are
 masked, and accumulations (``C[i, j] += A[i, k] * B[k, j]``) become NumPy
-reductions, sums of products an ``einsum``.  Large iteration spaces run in
-chunks so memory stays bounded.
+reductions: integer sums of products an ``einsum``, float sums and products
+one vector step per iteration in program order (bit-exact, see ``_ordered``).
+Large iteration spaces run in chunks so memory stays bounded.
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -260,27 +262,44 @@ class Interpreter:
         Float addition is not associative, so the simulator never reorders it:
         ``ufunc.accumulate`` runs left to right over the iterations (flattened
         in loop-nest order), starting from the current value of the target.
+        When each step is wide, it runs one vector operation per iteration on
+        contiguous slices; a sum of products (``acc += A[i, k] * B[k, j]``)
+        then multiplies one iteration at a time, so the product over the whole
+        iteration space (M*N*K for a gemm) is never materialised.
         """
-        val = np.asarray(self.eval(e, ctx))
-        if ctx.mask is not None:
-            val = np.where(ctx.mask, val, _identity(op, acc_t).astype(val.dtype))
-        full = np.broadcast_shapes(val.shape, ctx.shape(self.ndim), ctx.mask.shape if ctx.mask is not None else (),
+        nd, mask = self.ndim, ctx.mask
+        pair = op == "add" and isinstance(e, BinOp) and e.op == "mul" and e.dtype == acc_t and _native(acc_t)
+        vals = [np.asarray(self.eval(t, ctx)) for t in ((e.lhs, e.rhs) if pair else (e,))]
+        vals = [v.astype(acc_t.np, copy=False).reshape(v.shape if v.ndim else (1,) * nd) for v in vals]
+        full = np.broadcast_shapes(*(v.shape for v in vals), ctx.shape(nd), mask.shape if mask is not None else (),
                                    np.shape(current) if np.ndim(current) else ())
-        val = np.broadcast_to(val, full).astype(acc_t.np, copy=False)
-        keep = [a for a in range(self.ndim) if a not in axes]
-        rest = [full[a] for a in keep]
-        moved = np.moveaxis(val, list(axes), list(range(len(axes))))
-        if len(axes) > 1:
-            moved = moved.reshape((-1, *rest))
-        keep_shape = [1 if a in axes else full[a] for a in range(self.ndim)]
+        keep_shape = [1 if a in axes else full[a] for a in range(nd)]
+        rest = [full[a] for a in range(nd) if a not in axes]
         acc = np.array(np.broadcast_to(np.asarray(current, dtype=acc_t.np), keep_shape).reshape(rest))
         ufunc = _REDUCE[op]
-        if moved.shape[0] > 64 * max(1, acc.size):  # long and thin: one C-level pass
+        steps = int(np.prod([full[a] for a in axes]))
+        lead = list(range(len(axes)))
+        if steps > 64 * max(1, acc.size):  # long and thin: one C-level pass
+            val = np.multiply(*vals) if pair else vals[0]
+            if mask is not None:
+                val = np.where(mask, val, _identity(op, acc_t).astype(val.dtype))
+            moved = np.moveaxis(np.broadcast_to(val, full), list(axes), lead).reshape((-1, *rest))
             seq = np.concatenate([acc[None], moved], axis=0)
             acc = ufunc.accumulate(seq, axis=0)[-1]
-        else:  # one vector operation per iteration, no temporaries
-            for r in range(moved.shape[0]):
-                ufunc(acc, moved[r], out=acc)
+            return acc.reshape(keep_shape)
+        # one vector operation per iteration on contiguous slices; masked-off lanes are skipped
+        vals = [np.ascontiguousarray(np.moveaxis(v, list(axes), lead)) for v in vals]
+        if mask is not None:
+            mask = np.ascontiguousarray(np.moveaxis(np.broadcast_to(mask, np.broadcast_shapes(mask.shape, (1,) * nd)),
+                                                    list(axes), lead))
+        tmp = np.empty(rest, acc_t.np) if pair else None
+        at = lambda v, pos: v[tuple(p if v.shape[d] > 1 else 0 for d, p in enumerate(pos))]  # noqa: E731
+        for pos in itertools.product(*(range(full[a]) for a in axes)):
+            term = np.multiply(at(vals[0], pos), at(vals[1], pos), out=tmp) if pair else at(vals[0], pos)
+            if mask is None:
+                ufunc(acc, term, out=acc)
+            else:
+                ufunc(acc, term, out=acc, where=at(mask, pos))
         return acc.reshape(keep_shape)
 
     def _einsum(self, e: Expr, axes, ctx: _Ctx):
@@ -369,6 +388,13 @@ class Interpreter:
 
     def _write(self, buf, idx, value, mask, node):
         value = np.asarray(value)
+        if mask is None or (mask.ndim == 0 and bool(mask)):
+            small = [ix.astype(np.intp, copy=False) for ix in idx]
+            ishape = np.broadcast_shapes(*(ix.shape for ix in small))
+            if np.broadcast_shapes(ishape, value.shape) == ishape:  # let NumPy broadcast, unmaterialised
+                _check_bounds(buf, small, node)
+                buf[tuple(small)] = value
+                return
         shapes = [ix.shape for ix in idx] + [value.shape] + ([mask.shape] if mask is not None else [])
         full = np.broadcast_shapes(*shapes)
         if mask is not None and mask.ndim:

@@ -8,12 +8,15 @@ from .source import get_source
 from .visitor import KernelVisitor
 
 
-def closure_env(fn) -> dict[str, Any]:
-    """Names visible to ``fn``'s body: builtins, module globals, then closure cells."""
+def closure_env(fn, scope: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Names visible to ``fn``'s body: builtins, module globals, the enclosing
+    function's locals when the kernel was defined (``scope``: Python does not
+    capture names used only in annotations), then closure cells."""
     import builtins
 
     env = dict(vars(builtins))
     env.update(fn.__globals__)
+    env.update(scope or {})
     if fn.__closure__:
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
             try:
@@ -23,7 +26,8 @@ def closure_env(fn) -> dict[str, Any]:
     return env
 
 
-def parse_function(fn, resolve_kernel: Callable[[Any, Any], Kernel | None]) -> Kernel:
+def parse_function(fn, resolve_kernel: Callable[[Any, Any], Kernel | None],
+                   scope: dict[str, Any] | None = None) -> Kernel:
     """Translate ``fn`` into a :class:`Kernel`; ``resolve_kernel`` maps callees to their IR."""
     src = get_source(fn)
-    return KernelVisitor(src, closure_env(fn), resolve_kernel).kernel()
+    return KernelVisitor(src, closure_env(fn, scope), resolve_kernel).kernel()
