@@ -108,11 +108,14 @@ class ScheduleError(StreamDSLError):
 
 
 def _strip_internal(tb):
-    """Drop traceback entries that belong to streamdsl itself."""
+    """Keep the user's traceback entries: those before the first streamdsl frame.
+
+    Everything below that frame runs on streamdsl's behalf (its own modules and
+    what they call, such as ``ast.NodeVisitor.visit``), so it is dropped too.
+    """
     frames = []
-    while tb is not None:
-        if not tb.tb_frame.f_code.co_filename.startswith(_PKG_DIR):
-            frames.append(tb)
+    while tb is not None and not tb.tb_frame.f_code.co_filename.startswith(_PKG_DIR):
+        frames.append(tb)
         tb = tb.tb_next
     head = None
     for entry in reversed(frames):
@@ -139,10 +142,27 @@ def user_facing(fn):
     return wrapper
 
 
+def _locate_at(err: StreamDSLError, tb) -> None:
+    """Give an error raised without a location (e.g. ``sd.f32[0]`` in an annotation) the user's line."""
+    if err.loc is not None or tb is None:
+        return
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code, line, col, end_col = tb.tb_frame.f_code, tb.tb_lineno, 0, None
+    if hasattr(code, "co_positions"):  # Python >= 3.11: the span of the failing expression
+        for i, pos in enumerate(code.co_positions()):
+            if i == tb.tb_lasti // 2:
+                if pos[0] == line and pos[2] is not None:
+                    col, end_col = pos[2], pos[3] if pos[1] == line else None
+                break
+    err.loc = Loc(code.co_filename, line, col, end_col)
+
+
 def _excepthook(exc_type, exc, tb, _previous=sys.excepthook):
     """Print StreamDSLErrors with streamdsl's own frames removed."""
     if isinstance(exc, StreamDSLError) and os.environ.get("STREAMDSL_TRACEBACK") != "1":
         tb = _strip_internal(tb)
+        _locate_at(exc, tb)
     _previous(exc_type, exc, tb)
 
 

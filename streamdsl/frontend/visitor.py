@@ -20,7 +20,7 @@ from ..ir.nodes import (
     Alloc, Assign, CallKernel, Decl, Expr, For, If, Kernel, Load, Param, Ref, Return,
     Stmt, Store, Var,
 )
-from ..types import DType, IntType, TensorType, index
+from ..types import DType, IntType, TensorType, f64, i64, index, u1
 from .source import Source
 
 _BINOPS = {
@@ -33,23 +33,23 @@ _PY_BUILTINS = {_py.min: "min", _py.max: "max", _py.abs: "abs"}
 _UNSUPPORTED = {
     ast.While: ("while loops are not supported in a kernel", "use a for loop with a constant bound"),
     ast.Try: ("try/except is not supported in a kernel", "kernels are hardware; check inputs before calling"),
-    ast.With: ("'with' is not supported in a kernel", None),
+    ast.With: ("'with' is not supported in a kernel", "remove the with block; kernels have no resources to manage"),
     ast.Lambda: ("lambdas are not supported in a kernel", "write another @sd.kernel"),
     ast.ListComp: ("list comprehensions are not supported in a kernel", "allocate a tensor and fill it in a loop"),
     ast.List: ("lists are not supported in a kernel", "allocate a tensor: X: f32[N] = 0.0"),
-    ast.Dict: ("dicts are not supported in a kernel", None),
+    ast.Dict: ("dicts are not supported in a kernel", "use tensors and scalars"),
     ast.FunctionDef: ("nested functions are not supported in a kernel", "define another @sd.kernel at module level"),
-    ast.Global: ("'global' is not supported in a kernel", None),
-    ast.Nonlocal: ("'nonlocal' is not supported in a kernel", None),
+    ast.Global: ("'global' is not supported in a kernel", "module-level numbers can be read without it; outputs are returned"),
+    ast.Nonlocal: ("'nonlocal' is not supported in a kernel", "closure numbers can be read without it; outputs are returned"),
     ast.Break: ("'break' is not supported in a kernel", "loops have fixed trip counts in hardware; guard the body with if"),
     ast.Continue: ("'continue' is not supported in a kernel", "guard the rest of the body with if"),
     ast.Import: ("imports are not allowed inside a kernel", "import at module level"),
     ast.ImportFrom: ("imports are not allowed inside a kernel", "import at module level"),
-    ast.Delete: ("'del' is not supported in a kernel", None),
-    ast.Raise: ("'raise' is not supported in a kernel", None),
-    ast.Assert: ("'assert' is not supported in a kernel", None),
-    ast.JoinedStr: ("f-strings are not supported in a kernel", None),
-    ast.Starred: ("starred expressions are not supported in a kernel", None),
+    ast.Delete: ("'del' is not supported in a kernel", "kernel variables live until the end of the kernel"),
+    ast.Raise: ("'raise' is not supported in a kernel", "check inputs before calling the kernel"),
+    ast.Assert: ("'assert' is not supported in a kernel", "check inputs before calling the kernel"),
+    ast.JoinedStr: ("f-strings are not supported in a kernel", "kernels compute on numbers only"),
+    ast.Starred: ("starred expressions are not supported in a kernel", "pass every argument explicitly"),
 }
 
 
@@ -115,7 +115,22 @@ class KernelVisitor(ast.NodeVisitor):
         self.error(node, f"cannot evaluate '{ast.unparse(node)}' when the kernel is defined: {failure}",
                    hint="types and shapes must be built from constants visible to the kernel")
 
+    def annotation(self, node):
+        """An annotation's expression; a string annotation ("sd.f32[N]") is parsed, keeping its location."""
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            return node
+        try:
+            expr = ast.parse(node.value.strip(), mode="eval").body
+        except SyntaxError:
+            self.error(node, f"annotation {node.value!r} is not a Python expression", cls=KernelTypeError,
+                       hint="annotate with streamdsl types, e.g. A: f32[M, N]")
+        for n in ast.walk(expr):
+            ast.copy_location(n, node)
+            n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
+        return expr
+
     def as_type(self, node, scalar_only=False):
+        node = self.annotation(node)
         t = self.evaluate(node)
         if isinstance(t, DType) or (isinstance(t, TensorType) and not scalar_only):
             return t
@@ -155,7 +170,8 @@ class KernelVisitor(ast.NodeVisitor):
         if isinstance(v, TensorName):
             self.error(node, f"tensor '{v.name}' used as a scalar operand", cls=ShapeError,
                        hint=f"index it: {v.name}[...]")
-        self.error(node, f"'{ast.unparse(node)}' is not a kernel value")
+        self.error(node, f"'{ast.unparse(node)}' is not a kernel value",
+                   hint="kernels compute on scalars, tensor elements and compile-time numbers")
 
     def body(self, stmts) -> tuple[Stmt, ...]:
         out: list[Stmt] = []
@@ -203,6 +219,7 @@ class KernelVisitor(ast.NodeVisitor):
                       loc=self.loc(f))
 
     def _result_types(self, node) -> tuple:
+        node = self.annotation(node)
         if isinstance(node, ast.Constant) and node.value is None:
             return ()
         if isinstance(node, ast.Tuple):
@@ -210,7 +227,8 @@ class KernelVisitor(ast.NodeVisitor):
         t = self.evaluate(node)
         if isinstance(t, tuple):
             if not all(isinstance(x, (DType, TensorType)) for x in t):
-                self.error(node, "return annotation must list types", cls=KernelTypeError)
+                self.error(node, "return annotation must list types", cls=KernelTypeError,
+                           hint="write -> (f32[M], f32[N])")
             return t
         return (self.as_type(node),)
 
@@ -232,6 +250,7 @@ class KernelVisitor(ast.NodeVisitor):
             kern = self._callee(node.value)
             if kern is not None:
                 return self._call_kernel(node.value, kern, [])
+            self.visit(node.value)  # refuses print(...), np.exp(...), ... with their own message
         self.error(node, "an expression statement has no effect in a kernel",
                    hint="assign the value: x = ..., or store it into a tensor")
 
@@ -310,7 +329,8 @@ class KernelVisitor(ast.NodeVisitor):
     def visit_AugAssign(self, node):
         op = _BINOPS.get(type(node.op))
         if op is None:
-            self.error(node, f"operator {type(node.op).__name__} is not supported")
+            self.error(node, f"operator {type(node.op).__name__} is not supported",
+                       hint="write the operation out: x = x op y")
         target = node.target
         if isinstance(target, ast.Name) and self.lookup(target.id) is None:
             self.error(target, f"'{target.id}' is not defined", hint=f"declare it first: {target.id}: f32 = 0.0")
@@ -324,13 +344,15 @@ class KernelVisitor(ast.NodeVisitor):
 
     def visit_For(self, node):
         if node.orelse:
-            self.error(node.orelse[0], "for/else is not supported in a kernel")
+            self.error(self._else_line(node), "for/else is not supported in a kernel",
+                       hint="loops always run to completion in a kernel; move the else body after the loop")
         it = node.iter
         if not isinstance(it, ast.Call):
             self.error(it, "a kernel loop iterates over range(...) or sd.grid(...)", hint="for i in range(N):")
         fn = self._resolve_call(it.func)
         if it.keywords:
-            self.error(it.keywords[0], "keyword arguments are not supported in loop headers")
+            self.error(it.keywords[0], "keyword arguments are not supported in loop headers",
+                       hint="range(start, stop, step)")
         if fn is range:
             if not isinstance(node.target, ast.Name):
                 self.error(node.target, "a range loop binds one variable", hint="for i in range(N):")
@@ -342,15 +364,27 @@ class KernelVisitor(ast.NodeVisitor):
                            hint="for i, j in sd.grid(M, N):")
             for n in names:
                 if not isinstance(n, ast.Name):
-                    self.error(n, "loop variables are plain names")
+                    self.error(n, "loop variables are plain names", hint="for i, j in sd.grid(M, N):")
             return self._loop([(n, [a], node) for n, a in zip(names, it.args)], node.body, node)
         self.error(it, f"'{ast.unparse(it.func)}' is not a loop a kernel understands",
                    hint="use range(start, stop, step) or sd.grid(M, N)")
 
+    def _else_line(self, node):
+        """An AST-like position of the ``else:`` keyword of a for loop (it has no node of its own)."""
+        import linecache
+
+        first = node.orelse[0]
+        for line in range(first.lineno, node.body[-1].end_lineno, -1):
+            text = linecache.getline(self.src.file, line + self.src.line_offset)
+            if text.strip().startswith("else"):
+                col = len(text) - len(text.lstrip()) - self.src.col_offset
+                return ast.Pass(lineno=line, col_offset=col, end_lineno=line, end_col_offset=col + 4)
+        return first
+
     def _loop(self, levels, body, node):
         target, args, hdr = levels[0]
         if not 1 <= len(args) <= 3:
-            self.error(hdr, "range takes 1 to 3 arguments")
+            self.error(hdr, "range takes 1 to 3 arguments", hint="range(N) or range(start, stop, step)")
         bounds = [self._bound(a) for a in args]
         start, stop = (B.const(0, index), bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
         step = 1
@@ -372,7 +406,8 @@ class KernelVisitor(ast.NodeVisitor):
         v = self.visit(node)
         if isinstance(v, Lit):
             if not isinstance(v.value, int) or isinstance(v.value, bool):
-                self.error(node, f"loop bound {v.value!r} is not an integer", cls=KernelTypeError)
+                self.error(node, f"loop bound {v.value!r} is not an integer", cls=KernelTypeError,
+                           hint="use integer arithmetic for bounds, e.g. N // 2")
             return B.const(v.value, index, self.loc(node))
         e = self._typed(v, node)
         if not isinstance(e.dtype, IntType):
@@ -399,9 +434,11 @@ class KernelVisitor(ast.NodeVisitor):
             if isinstance(t, TensorType):
                 r = self.visit(v)
                 if not isinstance(r, TensorName):
-                    self.error(v, f"expected a tensor of type {t} here", cls=KernelTypeError)
+                    self.error(v, f"expected a tensor of type {t} here", cls=KernelTypeError,
+                               hint="return a tensor parameter or a local tensor by name")
                 if r.type != t:
-                    self.error(v, f"returns '{r.name}' of type {r.type}, but the annotation says {t}", cls=ShapeError,
+                    self.error(v, f"returns '{r.name}' of type {r.type}, but the annotation says {t}",
+                               cls=ShapeError if r.type.shape != t.shape else KernelTypeError,
                                hint="fix the return annotation or the tensor's declaration")
                 out.append(Ref(r.name, r.type, self.loc(v)))
             else:
@@ -411,10 +448,11 @@ class KernelVisitor(ast.NodeVisitor):
     # ------------------------------------------------------------ kernel calls
     def _resolve_call(self, func):
         if isinstance(func, ast.Name) and self.lookup(func.id) is not None:
-            self.error(func, f"'{func.id}' is not callable")
+            self.error(func, f"'{func.id}' is not callable", hint=f"'{func.id}' is a kernel variable")
         if isinstance(func, (ast.Name, ast.Attribute)):
             return self.evaluate(func)
-        self.error(func, f"cannot call '{ast.unparse(func)}' in a kernel")
+        self.error(func, f"cannot call '{ast.unparse(func)}' in a kernel",
+                   hint="call builtins (sd.exp, min, ...) or @sd.kernel functions by name")
 
     def _callee(self, call: ast.Call) -> Kernel | None:
         if isinstance(call.func, ast.Name) and self.lookup(call.func.id) is not None:
@@ -425,25 +463,30 @@ class KernelVisitor(ast.NodeVisitor):
 
     def _call_kernel(self, call: ast.Call, kern: Kernel, targets):
         if call.keywords:
-            self.error(call.keywords[0], "kernel calls take positional arguments")
+            self.error(call.keywords[0], "kernel calls take positional arguments",
+                       hint=f"{kern.name}({', '.join(p.name for p in kern.params)})")
         if len(call.args) != len(kern.params):
             self.error(call, f"kernel '{kern.name}' takes {len(kern.params)} argument(s), got {len(call.args)}",
-                       cls=KernelTypeError)
+                       cls=KernelTypeError, hint=f"signature: {kern.name}({', '.join(f'{p.name}: {p.type}' for p in kern.params)})")
         args = []
         for a, p in zip(call.args, kern.params):
             if isinstance(p.type, TensorType):
                 v = self.visit(a)
                 if not isinstance(v, TensorName):
-                    self.error(a, f"parameter '{p.name}' of '{kern.name}' is a tensor {p.type}", cls=KernelTypeError)
+                    self.error(a, f"parameter '{p.name}' of '{kern.name}' is a tensor {p.type}", cls=KernelTypeError,
+                               hint="pass a tensor by name")
                 if v.type != p.type:
                     self.error(a, f"'{v.name}' has type {v.type} but '{kern.name}' expects {p.name}: {p.type}",
-                               cls=ShapeError, hint="shapes and dtypes of kernel arguments must match exactly")
+                               cls=ShapeError if v.type.shape != p.type.shape else KernelTypeError,
+                               hint="shapes and dtypes of kernel arguments must match exactly")
                 args.append(Ref(v.name, v.type, self.loc(a)))
             else:
                 args.append(self.coerce(a, p.type))
         if len(targets) != len(kern.results):
-            self.error(call, f"kernel '{kern.name}' returns {len(kern.results)} value(s), assigned to {len(targets)}",
-                       cls=KernelTypeError)
+            names = ", ".join(f"T{n}" for n in range(len(kern.results))) or "nothing"
+            what = "the result of the call is not used" if not targets else f"assigned to {len(targets)}"
+            self.error(call, f"kernel '{kern.name}' returns {len(kern.results)} value(s); {what}",
+                       cls=KernelTypeError, hint=f"bind every result: {names} = {ast.unparse(call)}")
         outs = []
         for t, rt in zip(targets, kern.results):
             if not isinstance(t, ast.Name):
@@ -473,6 +516,12 @@ class KernelVisitor(ast.NodeVisitor):
         self.error(node, f"name '{node.id}' is not defined", hint="declare locals with a type: x: f32 = 0.0")
 
     def visit_Attribute(self, node):
+        base = node.value
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if isinstance(base, ast.Name) and self.lookup(base.id) is not None:
+            self.error(node, f"'{ast.unparse(node)}': kernel values have no attributes",
+                       hint="shapes are compile-time constants: use the sizes the tensor was declared with")
         return self._from_env(self.evaluate(node), node)
 
     def _from_env(self, value, node):
@@ -484,7 +533,8 @@ class KernelVisitor(ast.NodeVisitor):
     def visit_BinOp(self, node):
         op = _BINOPS.get(type(node.op))
         if op is None:
-            self.error(node, f"operator '{type(node.op).__name__}' is not supported in a kernel")
+            self.error(node, f"operator '{type(node.op).__name__}' is not supported in a kernel",
+                       hint="see the list of supported Python in the streamdsl README")
         return self._binop(op, self.visit(node.left), self.visit(node.right), node)
 
     def _binop(self, op, a, b, node):
@@ -502,7 +552,8 @@ class KernelVisitor(ast.NodeVisitor):
         try:
             return Lit(fns[op]())
         except Exception as exc:
-            self.error(node, f"constant expression '{ast.unparse(node)}' fails: {exc}", cls=KernelTypeError)
+            self.error(node, f"constant expression '{ast.unparse(node)}' fails: {exc}", cls=KernelTypeError,
+                       hint="fix the constants (they are evaluated when the kernel is defined)")
 
     def visit_UnaryOp(self, node):
         v = self.visit(node.operand)
@@ -525,7 +576,8 @@ class KernelVisitor(ast.NodeVisitor):
         for opnode, comp in zip(node.ops, node.comparators):
             op = _CMPOPS.get(type(opnode))
             if op is None:
-                self.error(node, f"'{type(opnode).__name__}' comparisons are not supported in a kernel")
+                self.error(node, f"'{type(opnode).__name__}' comparisons are not supported in a kernel",
+                           hint="compare numbers with ==, !=, <, <=, >, >=")
             right = self.visit(comp)
             c = self._binop(op, left, right, node)
             if isinstance(c, Lit):
@@ -543,11 +595,16 @@ class KernelVisitor(ast.NodeVisitor):
         return B.select(cond, a, b, self.loc(node))
 
     def visit_Subscript(self, node):
+        root = node.value
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        if isinstance(root, ast.Name) and self.lookup(root.id) is None and root.id in self.env:
+            return self._from_env(self.evaluate(node), node)  # a constant such as SHAPE[0]
         tname, indices = self._subscript(node)
         return Load(tname.name, indices, tname.type.dtype, self.loc(node))
 
     def _subscript(self, node):
-        base = self.visit(node.value) if isinstance(node.value, ast.Name) else None
+        base = self.visit(node.value) if isinstance(node.value, (ast.Name, ast.Attribute)) else None
         if not isinstance(base, TensorName):
             self.error(node.value, f"'{ast.unparse(node.value)}' is not a tensor", cls=ShapeError,
                        hint="only tensors declared as parameters or locals can be indexed")
@@ -563,10 +620,12 @@ class KernelVisitor(ast.NodeVisitor):
             v = self.visit(ix)
             if isinstance(v, Lit):
                 if not isinstance(v.value, int) or isinstance(v.value, bool):
-                    self.error(ix, f"index {v.value!r} is not an integer", cls=KernelTypeError)
+                    self.error(ix, f"index {v.value!r} is not an integer", cls=KernelTypeError,
+                               hint="indices are integers")
                 if not 0 <= v.value < base.type.shape[d]:
                     self.error(ix, f"index {v.value} is out of bounds for dimension {d} of '{base.name}' "
-                                   f"(size {base.type.shape[d]})", cls=ShapeError)
+                                   f"(size {base.type.shape[d]})", cls=ShapeError,
+                               hint=f"'{base.name}' is {base.type}; valid indices are 0..{base.type.shape[d] - 1}")
                 v = B.const(v.value, index, self.loc(ix))
             e = self._typed(v, ix)
             if not isinstance(e.dtype, IntType):
@@ -578,7 +637,8 @@ class KernelVisitor(ast.NodeVisitor):
     def visit_Call(self, node):
         fn = self._resolve_call(node.func)
         if node.keywords:
-            self.error(node.keywords[0], "keyword arguments are not supported in kernel calls")
+            self.error(node.keywords[0], "keyword arguments are not supported in kernel calls",
+                       hint="pass arguments by position")
         if self.resolve_kernel(fn, self.loc(node)) is not None:
             self.error(node, "a kernel call must be assigned to names", hint="T = other_kernel(A, B)")
         op = getattr(fn, "__sd_op__", None)
@@ -592,10 +652,14 @@ class KernelVisitor(ast.NodeVisitor):
             if len(node.args) != 2:
                 self.error(node, "sd.cast takes a value and a type", hint="sd.cast(x, sd.i32)")
             t = self.as_type(node.args[1], scalar_only=True)
-            return self.coerce(node.args[0], t) if isinstance(self.visit(node.args[0]), Lit) else \
-                B.cast(self.expr(node.args[0]), t, self.loc(node))
+            v = self.visit(node.args[0])
+            if isinstance(v, Lit):  # an explicit cast converts the number (truncate, saturate, wrap)
+                wide = u1 if isinstance(v.value, bool) else f64 if isinstance(v.value, float) else i64
+                return B.cast(B.const(v.value, wide, self.loc(node.args[0])), t, self.loc(node))
+            return B.cast(self.expr(node.args[0]), t, self.loc(node))
         if op == "grid":
-            self.error(node, "sd.grid(...) is only allowed as a for loop's iterator")
+            self.error(node, "sd.grid(...) is only allowed as a for loop's iterator",
+                       hint="for i, j in sd.grid(M, N):")
         vals = [self.visit(a) for a in node.args]
         if op in ("max", "min") and len(vals) > 2:
             acc = vals[0]
@@ -608,7 +672,8 @@ class KernelVisitor(ast.NodeVisitor):
         from ..ir.ops import OPS
 
         if len(vals) != OPS[op].arity:
-            self.error(node, f"{op} takes {OPS[op].arity} argument(s), got {len(vals)}", cls=KernelTypeError)
+            self.error(node, f"{op} takes {OPS[op].arity} argument(s), got {len(vals)}", cls=KernelTypeError,
+                       hint=f"{op}({', '.join('xyz'[:OPS[op].arity])})")
         if len(vals) == 2:
             a, b = vals
             if isinstance(a, Lit) and isinstance(b, Lit):

@@ -1,0 +1,12 @@
+import streamdsl as sd
+
+
+@sd.kernel
+def k(A: sd.f32[8], B: sd.f32[8]) -> sd.f32[8]:
+    C: sd.f32[8] = 0.0
+    for i in range(8):
+        C[i] = A[i] & B[i]  # EXPECT type error: bitwise operators need integer operands
+    return C
+
+
+print(k.ir)

@@ -1,0 +1,14 @@
+import streamdsl as sd
+
+
+@sd.kernel
+def k(A: sd.f32[8]) -> sd.f32[8]:
+    C: sd.f32[8] = 0.0
+    for i in range(8):
+        if A[i] < 0.0:
+            break  # EXPECT syntax error: 'break' is not supported
+        C[i] = A[i]
+    return C
+
+
+print(k.ir)

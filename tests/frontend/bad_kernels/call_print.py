@@ -1,0 +1,13 @@
+import streamdsl as sd
+
+
+@sd.kernel
+def k(A: sd.f32[8]) -> sd.f32[8]:
+    C: sd.f32[8] = 0.0
+    for i in range(8):
+        print(A[i])  # EXPECT syntax error: 'print' cannot be called in a kernel
+        C[i] = A[i]
+    return C
+
+
+print(k.ir)

@@ -1,0 +1,14 @@
+import numpy as np
+import streamdsl as sd
+
+
+@sd.kernel
+def k(A: sd.f32[8], B: sd.f32[8]) -> sd.f32[8]:
+    C: sd.f32[8] = 0.0
+    for i in range(8):
+        C[i] = A[i] + B[i]
+    return C
+
+
+x = np.zeros(8, dtype=np.float32)
+k(x)  # EXPECT type error: kernel 'k' takes 2 argument(s), got 1

@@ -1,0 +1,12 @@
+import streamdsl as sd
+
+
+@sd.kernel
+def k(A: sd.f32[8]) -> sd.f32[8]:
+    C: sd.f32[8] = 0.0
+    for i in range(8):
+        C[i] = A[i] + A[8]  # EXPECT shape error: index 8 is out of bounds for dimension 0 of 'A' (size 8)
+    return C
+
+
+print(k.ir)

@@ -1,0 +1,14 @@
+import streamdsl as sd
+
+
+@sd.kernel
+def k(A: sd.f32[8]) -> sd.f32[8]:
+    C: sd.f32[8] = 0.0
+    for i in range(8):
+        C[i] = A[i]
+    else:  # EXPECT syntax error: for/else is not supported
+        C[0] = 1.0
+    return C
+
+
+print(k.ir)

@@ -1,0 +1,13 @@
+import streamdsl as sd
+
+
+@sd.kernel
+def k(A: sd.f32[4]) -> sd.f32[4]:
+    C: sd.f32[4] = 0.0
+    sq = lambda x: x * x  # EXPECT syntax error: lambdas are not supported
+    for i in range(4):
+        C[i] = A[i]
+    return C
+
+
+print(k.ir)

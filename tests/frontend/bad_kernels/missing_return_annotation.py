@@ -1,0 +1,12 @@
+import streamdsl as sd
+
+
+@sd.kernel
+def k(A: sd.f32[4]):  # EXPECT type error: kernel 'k' needs a return annotation
+    C: sd.f32[4] = 0.0
+    for i in range(4):
+        C[i] = A[i]
+    return C
+
+
+print(k.ir)

@@ -1,0 +1,16 @@
+import streamdsl as sd
+
+
+@sd.kernel
+def k(A: sd.f32[4]) -> sd.f32[4]:
+    C: sd.f32[4] = 0.0
+
+    def helper(x):  # EXPECT syntax error: nested functions are not supported
+        return x * 2.0
+
+    for i in range(4):
+        C[i] = A[i]
+    return C
+
+
+print(k.ir)

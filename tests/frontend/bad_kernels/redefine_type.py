@@ -1,0 +1,13 @@
+import streamdsl as sd
+
+
+@sd.kernel
+def k(A: sd.f32[8]) -> sd.f32[8]:
+    C: sd.f32[8] = 0.0
+    for i in range(8):
+        C[i] = A[i]
+    C: sd.i32[8] = 0  # EXPECT syntax error: 'C' is already defined
+    return C
+
+
+print(k.ir)

@@ -1,0 +1,15 @@
+import streamdsl as sd
+
+
+@sd.kernel
+def k(A: sd.f32[4]) -> sd.f32[4]:
+    C: sd.f32[4] = 0.0
+    for i in range(4):
+        try:  # EXPECT syntax error: try/except is not supported
+            C[i] = A[i]
+        except IndexError:
+            pass
+    return C
+
+
+print(k.ir)

@@ -1,0 +1,12 @@
+import streamdsl as sd
+
+
+@sd.kernel
+def k(A: sd.f32[4]) -> sd.f32[4]:
+    C: sd.f32[4] = 0.0
+    for i in range(4):
+        C[i] = A[i] * scale  # EXPECT syntax error: name 'scale' is not defined
+    return C
+
+
+print(k.ir)
