@@ -1,10 +1,34 @@
 """The loop IR: frozen, hashable nodes with source locations and pragma attrs.
 
-Expressions carry their result ``dtype``.  Statements form structured loop
-nests.  ``loc`` never takes part in equality, so an IR printed and parsed back
-compares equal to the original (``sd.parse_ir(str(k.ir)) == k.ir``).
+Meaning (the reference simulator, ``backend/sim.py``, is the executable form):
 
-See :mod:`streamdsl.types` for the arithmetic semantics.
+* Values.  Every expression carries its result ``dtype``; operands already have
+  the types their op demands (the builders insert explicit :class:`Cast`), so
+  nothing converts implicitly.  Arithmetic follows :mod:`streamdsl.types`:
+  integers wrap at their declared width after every op, floats round to
+  nearest-even at their precision, fixed point truncates toward -inf and wraps.
+* Indices.  Loop variables are ``i32``.  Tensor indices are integer
+  expressions, usually affine in loop variables; an index outside the
+  tensor is an error (the simulator raises a located ``ShapeError``).
+* Scope.  A loop variable is bound inside its ``For`` body only and is never
+  assigned; ``Decl``/``Alloc`` bind a name from that statement to the end of
+  the enclosing block; names are unique in overlapping scopes.  Kernel
+  parameters are read-only inputs; results are returned by ``Return``, the
+  last top-level statement.  ``CallKernel`` binds the callee's results to new
+  names.
+* Order.  Statements run in program order; loops run their iterations in
+  increasing (or, for a negative step, decreasing) order.  A transformation is
+  legal only if it keeps the order of every pair of dependent accesses.
+* Streams (the dataflow layer): a stream is a FIFO of tokens; a read blocks
+  while it is empty, a write blocks while it is full, tokens leave in the
+  order they entered, and each stream has one writer and one reader.
+* Attrs.  Pragmas live in ``attrs``; keys: ``pipeline`` (II, int), ``unroll``
+  (factor, 0 = full) on ``For``; ``partition`` ((dim, kind, factor), ...) and
+  ``bind`` (storage) on ``Alloc``; ``partition`` ((param, ((dim, kind,
+  factor), ...)), ...) on ``Kernel`` for parameters.
+
+``loc`` never takes part in equality, so an IR printed and parsed back
+compares equal to the original (``sd.parse_ir(str(k.ir)) == k.ir``).
 """
 from __future__ import annotations
 
