@@ -63,7 +63,10 @@ def split(k: Kernel, var: str, factor: int, tail: str = "guard") -> tuple[Kernel
     (``if i < N``) unless ``tail="refuse"``.
     """
     if not isinstance(factor, int) or isinstance(factor, bool) or factor < 1:
-        raise Refusal(f"split factor must be a positive integer, got {factor!r}", hint="e.g. s.split(i, 4)")
+        raise Refusal(f"split factor must be a positive integer, got {factor!r}", hint="e.g. s.split(i, 4)",
+                      loop=var if find_loop(k, var) else None)
+    if tail not in ("guard", "refuse"):
+        raise Refusal(f"split tail must be 'guard' or 'refuse', got {tail!r}", loop=var if find_loop(k, var) else None)
     path, loop = _loop(k, var)
     start, _stop = _const_bounds(loop, "split")
     n = trip_count(loop)
@@ -114,37 +117,91 @@ def band(k: Kernel, vars_: tuple[str, ...]) -> tuple[tuple, list[For]]:
 def reorder(k: Kernel, vars_: tuple[str, ...]) -> Kernel:
     """Permute loops of a perfect nest into the order given (outermost first).
 
-    Legal when at most one of the permuted loops carries a dependence: every
-    other loop is parallel (no dependence crosses its iterations), so the
+    Legal when at most one of the loops whose relative order changes (every
+    loop of the nest between the first and the last moved slot) carries a
+    dependence: every other one is parallel (no dependence crosses its
+    iterations, whatever the moved loops do, see :func:`_carries`), so the
     order of the dependent updates is unchanged.
     """
     if len(set(vars_)) != len(vars_):
-        raise Refusal("reorder lists a loop twice", hint="name each loop once")
+        twice = next(v for v in vars_ if vars_.count(v) > 1)
+        raise Refusal(f"reorder lists loop '{twice}' twice", hint="name each loop once",
+                      loop=twice if find_loop(k, twice) else None)
     top, loops = band(k, vars_)
     names = [lp.var for lp in loops]
-    chosen = [lp for lp in loops if lp.var in vars_]
     positions = [names.index(v) for v in vars_]
     if positions == sorted(positions):
         return k
-    for lp in chosen:
-        for other in chosen:
+    slots = sorted(positions)
+    new_order = list(loops)
+    for slot, v in zip(slots, vars_):
+        new_order[slot] = loops[names.index(v)]
+    moved = [n for n, (a, b) in enumerate(zip(loops, new_order)) if a is not b]
+    affected = loops[moved[0]:moved[-1] + 1]  # every loop whose order relative to another changes
+    for lp in affected:
+        for other in affected:
             if other is not lp and _uses(other, lp.var):
                 raise Refusal(f"loop '{other.var}' has bounds that depend on loop '{lp.var}'", loop=other.var,
                               hint="triangular loops cannot be interchanged")
-    carrying = [lp.var for lp in chosen if classify(lp).kind != "parallel"]
+    carrying = [lp.var for lp in affected if _carries(lp, {o.var: o for o in affected if o is not lp})]
     if len(carrying) > 1:
         raise Refusal(f"reorder cannot prove it keeps dependences: loops {', '.join(repr(v) for v in carrying)} may carry "
                       "values from one iteration to the next", loop=carrying[0],
                       hint="only loops without a loop-carried dependence can move past each other")
-    slots = sorted(names.index(v) for v in vars_)
-    new_order = list(loops)
-    for slot, v in zip(slots, vars_):
-        new_order[slot] = loops[names.index(v)]
     inner_body = loops[-1].body
     rebuilt = inner_body
     for lp in reversed(new_order):
         rebuilt = (replace(lp, body=rebuilt),)
     return replace(k, body=put(k.body, top, rebuilt[0]))
+
+
+def _carries(loop: For, moving: dict[str, For]) -> bool:
+    """Whether a dependence may cross iterations of ``loop`` when the loops ``moving`` move around it.
+
+    Conservative.  ``loop`` is dependence-free when it calls no kernel,
+    allocates nothing, assigns no scalar declared outside it, and every tensor
+    it stores to has a dimension that all of its accesses in ``loop`` index by
+    the same affine ``c*v + h + g``: ``g`` over names fixed while the nest runs
+    and ``h`` over loop variables (inner or moving loops, constant bounds)
+    whose values span less than ``|c|``.  Then distinct iterations of ``v``
+    touch distinct elements, whatever order the other loops run in; this
+    covers split loops (``C[i_o * 4 + i_i]`` with ``i_i < 4``).
+    """
+    from ..ir.deps import affine
+    from ..ir.nodes import Assign, CallKernel, Decl, Load, Store, walk
+
+    nodes = [n for s in loop.body for n in walk(s)]
+    if any(isinstance(n, (CallKernel, Alloc)) for n in nodes):
+        return True
+    decls = {n.name for n in nodes if isinstance(n, Decl)}
+    if any(isinstance(n, Assign) and n.name not in decls for n in nodes):
+        return True  # a scalar that lives across iterations
+    bounded = {**moving, **{n.var: n for n in nodes if isinstance(n, For)}}
+    varying = set(bounded) | decls | {loop.var}
+    accesses: dict[str, list] = {}
+    for n in nodes:
+        if isinstance(n, (Load, Store)):
+            accesses.setdefault(n.name, []).append(n.indices)
+    stored = {n.name for n in nodes if isinstance(n, Store)}
+
+    def separated(idxs, d) -> bool:
+        forms = [affine(ix[d]) for ix in idxs]
+        if any(f is None for f in forms) or any(f != forms[0] for f in forms):
+            return False
+        c = forms[0].get(loop.var, 0)
+        span = 0
+        for name, coef in forms[0].items():
+            if name is None or name == loop.var or name not in varying:
+                continue
+            lp = bounded.get(name)
+            n = trip_count(lp) if lp is not None else None
+            if n is None:
+                return False
+            span += abs(coef) * abs(lp.step) * max(n - 1, 0)
+        return c != 0 and span < abs(c)
+
+    return any(not any(separated(accesses[name], d) for d in range(len(accesses[name][0])))
+               for name in stored)
 
 
 def _uses(loop: For, var: str) -> bool:
@@ -156,7 +213,8 @@ def _uses(loop: For, var: str) -> bool:
 def fuse(k: Kernel, vars_: tuple[str, ...]) -> tuple[Kernel, str]:
     """Fuse adjacent loops of a perfect nest into one loop over their product."""
     if len(vars_) < 2:
-        raise Refusal("fuse needs at least two loops", hint="s.fuse(i, j)")
+        raise Refusal("fuse needs at least two loops", hint="s.fuse(i, j)",
+                      loop=vars_[0] if vars_ and find_loop(k, vars_[0]) else None)
     top, loops = band(k, vars_)
     names = [lp.var for lp in loops]
     pos = [names.index(v) for v in vars_]
@@ -199,7 +257,8 @@ def set_loop_attr(k: Kernel, var: str, key: str, value) -> Kernel:
 
 def pipeline(k: Kernel, var: str, ii: int = 1) -> Kernel:
     if not isinstance(ii, int) or isinstance(ii, bool) or ii < 1:
-        raise Refusal(f"pipeline II must be a positive integer, got {ii!r}", hint="s.pipeline(j, ii=1)")
+        raise Refusal(f"pipeline II must be a positive integer, got {ii!r}", hint="s.pipeline(j, ii=1)",
+                      loop=var if find_loop(k, var) else None)
     _path, loop = _loop(k, var)
     if loop.attrs.get("unroll") == 0:
         raise Refusal(f"loop '{var}' is fully unrolled; it has no iterations left to pipeline", loop=var,
@@ -220,7 +279,8 @@ def unroll(k: Kernel, var: str, factor: int | None = None) -> Kernel:
                           hint="unroll a loop inside the pipelined one")
         return set_loop_attr(k, var, "unroll", 0)
     if not isinstance(factor, int) or isinstance(factor, bool) or factor < 1:
-        raise Refusal(f"unroll factor must be a positive integer or None, got {factor!r}")
+        raise Refusal(f"unroll factor must be a positive integer or None, got {factor!r}", loop=var,
+                      hint="s.unroll(loop, 4), or s.unroll(loop) to unroll fully")
     if n is not None and factor > n:
         raise Refusal(f"unroll factor {factor} exceeds the {n} iterations of loop '{var}'", loop=var,
                       hint="use factor=None to unroll fully")
@@ -279,8 +339,8 @@ def partition(k: Kernel, name: str, dim: int = 0, kind: str = "cyclic", factor: 
         for e in extents:
             if factor > e:
                 raise Refusal(f"partition factor {factor} exceeds dimension size {e} of '{name}'")
-    return _update_buffer(k, name, "partition", ((dim, kind, factor),) + tuple(
-        p for p in _current(k, name, "partition") if p[0] != dim))
+    return _update_buffer(k, name, "partition", tuple(sorted(((dim, kind, factor),) + tuple(
+        p for p in _current(k, name, "partition") if p[0] != dim))))  # one entry per dim, by dim
 
 
 def _current(k: Kernel, name: str, key: str):

@@ -11,7 +11,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from ..errors import Loc, ScheduleError
+from ..errors import Loc, ScheduleError, StreamDSLError
 from ..ir.nodes import Kernel
 from . import primitives as P
 from .rewrite import loops_with_paths, unique_loop_vars
@@ -164,16 +164,29 @@ class Schedule:
         return a
 
     # ----------------------------------------------------------- primitives
-    def split(self, loop, factor):
-        """Split ``loop`` by ``factor`` into (outer, inner); see :func:`primitives.split`."""
-        k, o, i = self._apply("split", P.split, (loop, factor), {})
+    def split(self, loop, factor, tail="guard"):
+        """Split ``loop`` by ``factor`` into (outer, inner); see :func:`primitives.split`.
+
+        ``tail="guard"`` guards the last partial tile of a non-dividing factor,
+        ``tail="refuse"`` refuses such a factor.
+        """
+        k, o, i = self._apply("split", P.split, (loop, factor), {} if tail == "guard" else {"tail": tail}, plain=(1,))
         return LoopRef(self, o), LoopRef(self, i)
 
     def tile(self, l1, l2, f1, f2):
-        """Split two nested loops and move both inner loops inside: (l1_o, l2_o, l1_i, l2_i)."""
-        o1, i1 = self.split(l1, f1)
-        o2, i2 = self.split(l2, f2)
-        self.reorder(o1, o2, i1, i2)
+        """Split two nested loops and move both inner loops inside: (l1_o, l2_o, l1_i, l2_i).
+
+        All or nothing: when a step is refused the schedule is left as it was.
+        """
+        ir, steps = self.ir, len(self.trace.steps)
+        try:
+            o1, i1 = self.split(l1, f1)
+            o2, i2 = self.split(l2, f2)
+            self.reorder(o1, o2, i1, i2)
+        except ScheduleError:
+            self.ir = ir
+            del self.trace.steps[steps:]
+            raise
         return o1, o2, i1, i2
 
     def reorder(self, *loops):
@@ -205,10 +218,12 @@ class Schedule:
         self._apply("bind", P.bind, (buf, storage), {})
 
     # --------------------------------------------------------------- plumbing
-    def _apply(self, name, fn, args, kwargs):
+    def _apply(self, name, fn, args, kwargs, plain=()):
+        """Run primitive ``fn``; the arguments at positions ``plain`` are values, not handles."""
         loc = _caller_loc()
-        raw = [self._unwrap(name, a, loc) for a in args]
-        raw_kw = {k: self._unwrap(name, v, loc) for k, v in kwargs.items()}
+        raw = [a if n in plain else self._unwrap(name, a, loc) for n, a in enumerate(args)]
+        raw_kw = {k: self._unwrap(name, v, loc) if isinstance(v, (LoopRef, BufferRef)) else v
+                  for k, v in kwargs.items()}  # keyword options (tail=, kind=) may be strings
         try:
             out = fn(self.ir, *raw, **raw_kw)
         except P.Refusal as r:
@@ -232,6 +247,9 @@ class Schedule:
                                     loc, hint="use the handles the earlier primitive returned")
             return a.var
         if isinstance(a, BufferRef):
+            if a.schedule is not self:
+                raise ScheduleError(f"{prim}: {a!r} belongs to another schedule", loc,
+                                    hint="use handles from this schedule: s.buffer(name)")
             return a.name
         if isinstance(a, str) and prim in ("partition", "bind"):
             return a
@@ -261,7 +279,13 @@ class Schedule:
             raise ScheduleError(f"build: unknown target {target!r}", _caller_loc(), hint='use target="hls"')
         from ..backend.hls import build
 
-        return build(self.ir, output=output, board=board, overwrite=overwrite)
+        loc = _caller_loc()
+        try:
+            return build(self.ir, output=output, board=board, overwrite=overwrite)
+        except StreamDSLError as err:
+            if err.loc is None:  # a project error (board, folder): point at the build call
+                err.loc = loc
+            raise
 
     def __str__(self) -> str:
         return str(self.ir)

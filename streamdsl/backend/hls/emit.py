@@ -200,6 +200,8 @@ class Emitter:
             self.emit(partition_pragma(name, dim, kind, factor), depth)
         if "bind" in s.attrs and s.attrs.get("bind") in _STORAGE:
             self.emit(f"#pragma HLS bind_storage variable={name} type={_STORAGE[s.attrs.get('bind')]}", depth)
+        elif s.attrs.get("bind") == "reg" and (0, "complete", 0) not in s.attrs.get("partition", ()):
+            self.emit(partition_pragma(name, 0, "complete", 0), depth)  # registers: one per element
         if s.init is not None:
             self.fill(name, t, self.index(s.init), depth)
 
