@@ -3,41 +3,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 
 from .backend.sim import simulate
-from .errors import Loc, StreamDSLError, user_facing
+from .errors import StreamDSLError, caller_loc, user_facing
 from .frontend import parse_function
 from .ir.nodes import Kernel
-
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def _caller_loc() -> Loc | None:
-    """The first frame outside streamdsl: where the user called us."""
-    frame = inspect.currentframe()
-    while frame is not None:
-        file = frame.f_code.co_filename
-        if not os.path.abspath(file).startswith(_PKG_DIR) and not file.startswith("<frozen"):
-            return _frame_loc(frame)
-        frame = frame.f_back
-    return None
-
-
-def _frame_loc(frame) -> Loc:
-    """The span of the expression ``frame`` is executing (the call), where Python knows it."""
-    line, col, end_col = frame.f_lineno, None, None
-    positions = getattr(inspect.getframeinfo(frame, context=0), "positions", None)  # Python >= 3.11
-    if positions is not None and positions.lineno == line and positions.col_offset is not None:
-        col = positions.col_offset
-        end_col = positions.end_col_offset if positions.end_lineno == line else None
-    if col is None:  # older Pythons: start at the statement's indentation
-        import linecache
-
-        text = linecache.getline(frame.f_code.co_filename, line)
-        col = len(text) - len(text.lstrip())
-    return Loc(frame.f_code.co_filename, line, col, end_col)
-
 
 class KernelFunction:
     """A kernel: call it with NumPy arrays to simulate, read ``.ir`` to see its IR."""
@@ -59,7 +29,7 @@ class KernelFunction:
 
     @user_facing
     def __call__(self, *args):
-        return simulate(self.ir, *args, call_loc=_caller_loc())
+        return simulate(self.ir, *args, call_loc=caller_loc())
 
     def __repr__(self) -> str:
         try:

@@ -39,6 +39,37 @@ class Loc:
         return f"{self.file}:{self.line}:{self.col + 1}"
 
 
+def caller_loc() -> Loc | None:
+    """Where the user called into streamdsl: the first frame outside the package.
+
+    On Python 3.11+ the span is the call expression itself, so the caret
+    underlines ``s.split(i, 5)`` rather than the whole line.
+    """
+    import inspect
+
+    frame = inspect.currentframe()
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if not os.path.abspath(file).startswith(_PKG_DIR) and not file.startswith("<frozen"):
+            return _frame_loc(frame)
+        frame = frame.f_back
+    return None
+
+
+def _frame_loc(frame) -> Loc:
+    import inspect
+
+    line, col, end_col = frame.f_lineno, None, None
+    positions = getattr(inspect.getframeinfo(frame, context=0), "positions", None)  # Python >= 3.11
+    if positions is not None and positions.lineno == line and positions.col_offset is not None:
+        col = positions.col_offset
+        end_col = positions.end_col_offset if positions.end_lineno == line else None
+    if col is None:  # older Pythons: start at the statement's indentation
+        text = linecache.getline(frame.f_code.co_filename, line)
+        col = len(text) - len(text.lstrip())
+    return Loc(frame.f_code.co_filename, line, col, end_col)
+
+
 class StreamDSLError(Exception):
     """Base class of every error streamdsl reports to a user."""
 

@@ -6,27 +6,17 @@ applies the same primitives to a fresh schedule.
 """
 from __future__ import annotations
 
-import inspect
 import json
-import os
 from dataclasses import dataclass, field
 
-from ..errors import Loc, ScheduleError, StreamDSLError
+from ..errors import ScheduleError, caller_loc, StreamDSLError
 from ..ir.nodes import Kernel
 from . import primitives as P
 from .rewrite import loops_with_paths, unique_loop_vars
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _caller_loc() -> Loc | None:
-    frame = inspect.currentframe()
-    while frame is not None:
-        file = frame.f_code.co_filename
-        if not os.path.abspath(file).startswith(_PKG_DIR) and not file.startswith("<frozen"):
-            return Loc(file, frame.f_lineno, 0)
-        frame = frame.f_back
-    return None
+_caller_loc = caller_loc  # the user's call site, for located ScheduleErrors
 
 
 @dataclass(frozen=True)
