@@ -340,7 +340,8 @@ def partition(k: Kernel, name: str, dim: int = 0, kind: str = "cyclic", factor: 
             if factor > e:
                 raise Refusal(f"partition factor {factor} exceeds dimension size {e} of '{name}'")
     return _update_buffer(k, name, "partition", tuple(sorted(((dim, kind, factor),) + tuple(
-        p for p in _current(k, name, "partition") if p[0] != dim))))  # one entry per dim, by dim
+        p for p in _current(k, name, "partition") if p[0] != dim and dim != 0 and p[0] != 0))))
+    # one entry per dim, by dim; dim=0 (every dim) replaces and is replaced by per-dim entries
 
 
 def _current(k: Kernel, name: str, key: str):

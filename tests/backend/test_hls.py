@@ -97,15 +97,19 @@ def run_checks(kernel, schedule) -> str:
 # ------------------------------------------------------------ CHECK kernels
 @sd.kernel
 def gemm(A: f32[16, 16], B: f32[16, 16]) -> f32[16, 16]:
-    # CHECK: void gemm(const float A[16][16], const float B[16][16], float C[16][16]) {
+    # a port cannot carry array_partition/bind_storage: the top copies A in and C out through locals
+    # CHECK: void gemm(const float A[16][16], const float B[16][16], float C_out[16][16]) {
     # CHECK-NEXT: #pragma HLS interface mode=m_axi port=A offset=slave bundle=gmem0 depth=256
     # CHECK-NEXT: #pragma HLS interface mode=s_axilite port=A{{$}}
     # CHECK-NEXT: #pragma HLS interface mode=m_axi port=B offset=slave bundle=gmem1 depth=256
     # CHECK-NEXT: #pragma HLS interface mode=s_axilite port=B{{$}}
-    # CHECK-NEXT: #pragma HLS interface mode=m_axi port=C offset=slave bundle=gmem2 depth=256
-    # CHECK-NEXT: #pragma HLS interface mode=s_axilite port=C{{$}}
+    # CHECK-NEXT: #pragma HLS interface mode=m_axi port=C_out offset=slave bundle=gmem2 depth=256
+    # CHECK-NEXT: #pragma HLS interface mode=s_axilite port=C_out{{$}}
     # CHECK-NEXT: #pragma HLS interface mode=s_axilite port=return
-    # CHECK-NEXT: #pragma HLS array_partition variable=A type=cyclic factor=4 dim=2
+    # CHECK-NEXT: float A_local[16][16];
+    # CHECK-NEXT: #pragma HLS array_partition variable=A_local type=cyclic factor=4 dim=2
+    # CHECK-NEXT: L_A_local_load0: for
+    # CHECK: float C[16][16];
     C: f32[16, 16] = 0.0  # CHECK-NEXT: #pragma HLS bind_storage variable=C type=ram_2p impl=uram
     # CHECK-NEXT: L_C_init0: for (int C_i0 = 0; C_i0 < 16; C_i0++) {
     for i, j in sd.grid(16, 16):  # CHECK: L_i_o: for (int i_o = 0; i_o < 4; i_o++) {
@@ -116,11 +120,11 @@ def gemm(A: f32[16, 16], B: f32[16, 16]) -> f32[16, 16]:
         acc: f32 = 0.0
         for k in range(16):  # CHECK-NEXT: L_k: for (int k = 0; k < 16; k++) {
             # CHECK-NEXT: #pragma HLS unroll factor=4{{$}}
-            # CHECK-NEXT: acc = acc + (A[(i_o * 4) + i_i][k] * B[k][j]);
+            # CHECK-NEXT: acc = acc + (A_local[(i_o * 4) + i_i][k] * B[k][j]);
             acc += A[i, k] * B[k, j]
         C[i, j] = acc  # CHECK: C[(i_o * 4) + i_i][j] = acc;
     # CHECK-NOT: #pragma
-    return C  # CHECK: }{{$}}
+    return C  # CHECK: C_out[C_out_i0][C_out_i1] = C[C_out_i0][C_out_i1];
 
 
 def gemm_schedule(s):
@@ -136,9 +140,11 @@ def gemm_schedule(s):
 @sd.kernel
 def stencil(X: f32[8, 16]) -> f32[8, 16]:
     # CHECK: #pragma HLS interface mode=s_axilite port=return
-    # CHECK-NEXT: #pragma HLS array_partition variable=X type=complete dim=1
-    # CHECK-NEXT: #pragma HLS array_partition variable=X type=cyclic factor=2 dim=2
-    T: f32[8, 16] = 0.0  # CHECK-NEXT: float T[8][16];{{$}}
+    # CHECK-NEXT: float X_local[8][16];
+    # CHECK-NEXT: #pragma HLS array_partition variable=X_local type=complete dim=1
+    # CHECK-NEXT: #pragma HLS array_partition variable=X_local type=cyclic factor=2 dim=2
+    # CHECK-NEXT: L_X_local_load0: for
+    T: f32[8, 16] = 0.0  # CHECK: float T[8][16];{{$}}
     # CHECK-NEXT: #pragma HLS array_partition variable=T type=cyclic factor=4 dim=2
     # CHECK-NEXT: #pragma HLS bind_storage variable=T type=ram_2p impl=lutram
     # CHECK-NEXT: L_T_init0: for
@@ -150,7 +156,7 @@ def stencil(X: f32[8, 16]) -> f32[8, 16]:
     for i in range(8):  # CHECK: L_i: for (int i = 0; i < 8; i++) {
         for j in range(16):  # CHECK-NEXT: L_j: for (int j = 0; j < 16; j++) {
             # CHECK-NEXT: #pragma HLS pipeline II=2{{$}}
-            # CHECK-NEXT: T[i][j] = X[i][j] * 0.5f;
+            # CHECK-NEXT: T[i][j] = X_local[i][j] * 0.5f;
             T[i, j] = X[i, j] * 0.5
     for i in range(8):  # CHECK: L_i1: for (int i1 = 0; i1 < 8; i1++) {
         # CHECK-NEXT: L_j1: for (int j1 = 1; j1 < 15; j1++) {
@@ -255,9 +261,10 @@ def test_array_partition_of_a_param_is_at_the_top():
     s = sd.schedule(gemm)
     gemm_schedule(s)
     body = s.build("hls").source.split("void gemm(", 1)[1].splitlines()[1:]
-    pragmas = [ln.strip() for ln in body[:8]]
-    assert all(p.startswith("#pragma HLS") for p in pragmas)
-    assert pragmas[-1] == "#pragma HLS array_partition variable=A type=cyclic factor=4 dim=2"
+    pragmas = [ln.strip() for ln in body[:7]]
+    assert all(p.startswith("#pragma HLS interface") for p in pragmas)
+    assert body[7].strip() == "float A_local[16][16];"
+    assert body[8].strip() == "#pragma HLS array_partition variable=A_local type=cyclic factor=4 dim=2"
 
 
 # ------------------------------------------------------- matcher self-tests
@@ -280,7 +287,7 @@ def test_filecheck_accepts_and_rejects():
 
 def test_checks_are_read_from_the_kernel_source():
     checks = checks_of(gemm)
-    assert checks[0][1:] == ("CHECK", "void gemm(const float A[16][16], const float B[16][16], float C[16][16]) {")
+    assert checks[0][1:] == ("CHECK", "void gemm(const float A[16][16], const float B[16][16], float C_out[16][16]) {")
     lines, first = inspect.getsourcelines(gemm.fn)
     pipeline = next(c for c in checks if "pipeline" in c[2])
     assert "CHECK-NEXT: #pragma HLS pipeline II=1" in lines[pipeline[0] - first]

@@ -82,8 +82,9 @@ def _needs_cast(t: DType) -> bool:
 
 
 class Emitter:
-    def __init__(self, kernel: Kernel, out_names: dict[str, str]):
+    def __init__(self, kernel: Kernel, out_names: dict[str, str], top: bool = False):
         self.k = kernel
+        self.top = top
         self.out_names = out_names  # returned local tensor -> output parameter name
         self.lines: list[str] = []
         self.labels: set[str] = set()
@@ -215,7 +216,7 @@ class Emitter:
 
     def ret(self, s: Return, depth: int) -> None:
         for n, (v, t) in enumerate(zip(s.values, self.k.results)):
-            out = result_name(self.k, n)
+            out = result_name(self.k, n, self.top)
             if isinstance(t, TensorType):
                 assert isinstance(v, Ref)
                 if self.out_names.get(v.name) == out:
@@ -246,20 +247,26 @@ def _balanced(s: str) -> bool:
     return depth == 0
 
 
-def result_name(k: Kernel, n: int) -> str:
-    """The C name of result ``n``: the returned local's own name when it is unique."""
+def result_name(k: Kernel, n: int, top: bool = False) -> str:
+    """The C name of result ``n``: the returned local's own name when it is unique
+    (``<name>_out`` when the top function keeps that local for its pragmas)."""
     ret = k.body[-1] if k.body and isinstance(k.body[-1], Return) else None
     params = {p.name for p in k.params}
     if ret is not None and isinstance(ret.values[n], Ref):
         name = ret.values[n].name
         others = [v.name for i, v in enumerate(ret.values) if i != n and isinstance(v, Ref)]
         if name not in params and name not in others:
-            return name
+            kept = top and any(isinstance(s, Alloc) and s.name == name and s.attrs for s in k.body)
+            return f"{name}_out" if kept else name
     return f"out{n}"
 
 
-def signature(k: Kernel) -> tuple[str, dict[str, str]]:
-    """The C++ prototype of ``k`` and the map of returned locals written in place."""
+def signature(k: Kernel, top: bool = False) -> tuple[str, dict[str, str]]:
+    """The C++ prototype of ``k`` and the map of returned locals written in place.
+
+    In the top function a returned local that carries pragmas (partition,
+    bind) stays a local and is copied to its m_axi port at the end, since
+    Vitis takes neither pragma on a port."""
     args = []
     for p in k.params:
         if isinstance(p.type, TensorType):
@@ -267,9 +274,9 @@ def signature(k: Kernel) -> tuple[str, dict[str, str]]:
         else:
             args.append(f"{ctype(p.type)} {p.name}")
     out_names: dict[str, str] = {}
-    top_allocs = {s.name for s in k.body if isinstance(s, Alloc)}
+    top_allocs = {s.name for s in k.body if isinstance(s, Alloc) and not (top and s.attrs)}
     for n, t in enumerate(k.results):
-        name = result_name(k, n)
+        name = result_name(k, n, top)
         if isinstance(t, TensorType):
             args.append(f"{ctype(t.dtype)} {name}{dims(t)}")
             if name in top_allocs:
@@ -281,12 +288,27 @@ def signature(k: Kernel) -> tuple[str, dict[str, str]]:
 
 def function(k: Kernel, top: bool = False, interface: list[str] | None = None) -> str:
     """The C++ definition of one kernel (callees are emitted separately)."""
-    proto, out_names = signature(k)
-    em = Emitter(k, out_names)
+    proto, out_names = signature(k, top)
+    em = Emitter(k, out_names, top)
     for line in interface or []:
         em.emit(line, 1)
+    params = {p.name: p.type for p in k.params}
     for name, parts in k.attrs.get("partition", ()):
+        target = name
+        if top:
+            # an m_axi port cannot be partitioned: copy it into a partitioned local first
+            target = em.out_names[name] = f"{name}_local"
+            t = params[name]
+            em.emit(f"{ctype(t.dtype)} {target}{dims(t)};", 1)
         for dim, kind, factor in parts:
-            em.emit(partition_pragma(name, dim, kind, factor), 1)
+            em.emit(partition_pragma(target, dim, kind, factor), 1)
+        if top:
+            ivars = [f"{target}_i{d}" for d in range(t.rank)]
+            for d, (v, n) in enumerate(zip(ivars, t.shape)):
+                em.emit(f"{em.label(f'L_{target}_load{d}')}: for (int {v} = 0; {v} < {n}; {v}++) {{", 1 + d)
+            sub = "".join(f"[{v}]" for v in ivars)
+            em.emit(f"{target}{sub} = {name}{sub};", 1 + t.rank)
+            for d in reversed(range(t.rank)):
+                em.emit("}", 1 + d)
     em.body(k.body, 1)
     return proto + " {\n" + "\n".join(em.lines) + "\n}\n"

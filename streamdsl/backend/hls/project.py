@@ -80,7 +80,7 @@ def _kernels_in_order(k: Kernel) -> list[Kernel]:
 
 def interface_pragmas(k: Kernel) -> list[str]:
     lines, bundle = [], 0
-    names = [(p.name, p.type) for p in k.params] + [(result_name(k, n), t) for n, t in enumerate(k.results)]
+    names = [(p.name, p.type) for p in k.params] + [(result_name(k, n, True), t) for n, t in enumerate(k.results)]
     for name, t in names:
         if isinstance(t, TensorType):
             lines.append(f"#pragma HLS interface mode=m_axi port={name} offset=slave bundle=gmem{bundle} depth={t.size}")
@@ -191,7 +191,7 @@ def generate(k: Kernel, board: str = "u55c", source: str = "?") -> dict[str, str
     name = k.name
     functions = [function(x, top=(x is kernels[-1]), interface=interface_pragmas(x) if x is kernels[-1] else None)
                  for x in kernels]
-    prototypes = [signature(x)[0] for x in kernels]
+    prototypes = [signature(x, x is kernels[-1])[0] for x in kernels]
     common = dict(name=name, version=_version(), source=source)
     args, results = [], []
     for p in k.params:
