@@ -5,7 +5,7 @@ import functools
 import inspect
 
 from .backend.sim import simulate
-from .errors import StreamDSLError, caller_loc, user_facing
+from .errors import KernelSyntaxError, StreamDSLError, caller_loc, user_facing
 from .frontend import parse_function
 from .ir.nodes import Kernel
 
@@ -24,7 +24,11 @@ class KernelFunction:
         if self._ir is None:
             from .ir.verify import verify
 
-            self._ir = verify(parse_function(self.fn, _resolve_kernel, self._scope))
+            self._parsing = True
+            try:
+                self._ir = verify(parse_function(self.fn, _resolve_kernel, self._scope))
+            finally:
+                self._parsing = False
         return self._ir
 
     @user_facing
@@ -46,6 +50,9 @@ class KernelFunction:
 
 def _resolve_kernel(obj, loc) -> Kernel | None:
     if isinstance(obj, KernelFunction):
+        if getattr(obj, "_parsing", False):
+            raise KernelSyntaxError(f"kernel '{obj.fn.__name__}' calls itself (directly or through other kernels)",
+                                    loc, hint="hardware has no recursion; write the repetition as a loop")
         return obj.ir
     return None
 

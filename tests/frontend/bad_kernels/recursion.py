@@ -1,0 +1,11 @@
+import streamdsl as sd
+from streamdsl import f32
+
+
+@sd.kernel
+def again(A: f32[4]) -> f32[4]:
+    T = again(A)  # EXPECT syntax error: kernel 'again' calls itself
+    return T
+
+
+print(again.ir)
