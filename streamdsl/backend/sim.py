@@ -200,8 +200,7 @@ class Interpreter:
         old = self.env[s.name]
         d0 = self.decl_depth[s.name]
         if id(s) in self.accs and ctx.depth > d0:
-            new, mask = self._accumulate(s, lambda e: isinstance(e, Var) and e.name == s.name, old,
-                                         range(d0, ctx.depth), ctx)
+            new, mask = self._accumulate(s, old, range(d0, ctx.depth), ctx)
         else:
             new, mask = self.eval(s.value, ctx), ctx.mask
         new = new if mask is None else np.where(mask, new, old)
@@ -218,26 +217,21 @@ class Interpreter:
                 for ax in range(ix.ndim):
                     used[ax] |= ix.shape[ax] > 1
             axes = [ax for ax in range(ctx.depth) if not used[ax]]
-            is_t = lambda e: isinstance(e, Load) and e.name == s.name and e.indices == s.indices  # noqa: E731
-            mask_r = ctx.mask if ctx.mask is None or not axes else np.any(ctx.mask, axis=tuple(axes), keepdims=True)
-            cur = self._load(buf, idx, mask_r, s)
-            value, mask = self._accumulate(s, is_t, cur, axes, ctx)
+            cur = self._load(buf, idx, _any_over(ctx.mask, axes), s)
+            value, mask = self._accumulate(s, cur, axes, ctx)
         else:
             value, mask = self.eval(s.value, ctx), ctx.mask
         self._write(buf, idx, value, mask, s)
 
-    def _accumulate(self, s, is_target, current, axes, ctx: _Ctx):
+    def _accumulate(self, s, current, axes, ctx: _Ctx):
         """``x = x op reduce(e)`` over ``axes``: the vectorised form of an accumulation."""
-        op, e = accumulation(s, is_target)
+        op, e = accumulation(s)
         axes = tuple(axes)
         inner = s.value.operand if isinstance(s.value, Cast) else s.value
         acc_t = inner.dtype
+        mask = _any_over(ctx.mask, axes)  # where any iteration contributes to the target
         if isinstance(acc_t, FloatType) and op in ("add", "mul") and axes:
-            combined = self._ordered(op, e, current, axes, acc_t, ctx)
-            mask = ctx.mask
-            if mask is not None and mask.ndim:
-                mask = np.any(mask, axis=axes, keepdims=True)
-            return combined, mask
+            return self._ordered(op, e, current, axes, acc_t, ctx), mask
         red = self._einsum(e, axes, ctx) if op == "add" and isinstance(acc_t, IntType) else None
         if red is None:
             val = np.asarray(self.eval(e, ctx))
@@ -251,9 +245,6 @@ class Interpreter:
         combined = self._apply(op, (current, red), (acc_t, acc_t), acc_t)
         if isinstance(s.value, Cast):
             combined = convert(combined, s.value.dtype)
-        mask = ctx.mask
-        if mask is not None and axes and mask.ndim:
-            mask = np.any(mask, axis=axes, keepdims=True)
         return combined, mask
 
     def _ordered(self, op, e, current, axes, acc_t, ctx: _Ctx):
@@ -412,6 +403,13 @@ class Interpreter:
 
 
 _U1 = IntType(1, False)
+
+
+def _any_over(mask, axes):
+    """``mask`` reduced with ``any`` over the accumulated ``axes`` (kept as size-1 axes)."""
+    if mask is None or not axes or not np.ndim(mask):
+        return mask
+    return np.any(mask, axis=tuple(axes), keepdims=True)
 
 
 def _in_range(v, start, stop, step):

@@ -70,8 +70,16 @@ class LoopInfo:
     reason: str = ""
 
 
-def accumulation(stmt, target_is) -> tuple[str, Expr] | None:
-    """If ``stmt`` is ``x = [cast](x op e)`` return (op, e); ``target_is`` recognises ``x``."""
+def target_of(stmt):
+    """A predicate recognising the location ``stmt`` writes: ``C[i, j]`` for a Store, ``x`` for an Assign."""
+    if isinstance(stmt, Store):
+        return lambda e: isinstance(e, Load) and e.name == stmt.name and e.indices == stmt.indices
+    return lambda e: isinstance(e, Var) and e.name == stmt.name
+
+
+def accumulation(stmt) -> tuple[str, Expr] | None:
+    """If ``stmt`` is ``x = [cast](x op e)`` (``x`` its own target) return (op, e)."""
+    target_is = target_of(stmt)
     v = stmt.value
     if isinstance(v, Cast):
         if not (isinstance(v.dtype, IntType) and isinstance(v.operand.dtype, IntType)):
@@ -141,8 +149,7 @@ def classify(loop: For) -> LoopInfo:
         acc_loads = 0
         op0 = None
         for s in sts:
-            is_t = lambda e, s=s: isinstance(e, Load) and e.name == name and e.indices == s.indices  # noqa: E731
-            acc = accumulation(s, is_t)
+            acc = accumulation(s)
             names = set().union(*(names_in(i) for i in s.indices)) if s.indices else set()
             if acc is None or v in names or names & inner_scalars or names & outer_assigned:
                 return LoopInfo("sequential", reason=f"'{name}' is read and written across iterations of '{v}'")
@@ -156,7 +163,7 @@ def classify(loop: For) -> LoopInfo:
     for name in outer_assigned:
         op0 = None
         for a in assigns[name]:
-            acc = accumulation(a, lambda e: isinstance(e, Var) and e.name == name)
+            acc = accumulation(a)
             if acc is None or (op0 not in (None, acc[0])) or not _reassociable(acc[0], _value_dtype(a)):
                 return LoopInfo("sequential", reason=f"scalar '{name}' carries a value across iterations of '{v}'")
             op0 = acc[0]

@@ -239,7 +239,7 @@ def _tree_depth(s: For, trips: int, clock: float) -> int:
     extra = 0
     for n in (n for b in s.body for n in walk(b)):
         if isinstance(n, (Store, Assign)):
-            acc = accumulation(n, lambda e: isinstance(e, (Load, Var)) and getattr(e, "name", None) == n.name)
+            acc = accumulation(n)
             if acc is not None:
                 t = n.value.dtype
                 extra = max(extra, (trips - 1) * op_latency(acc[0], t, clock))
@@ -251,9 +251,7 @@ def _recurrence(s: For, clock: float) -> int:
     ii = 1
     for n in (n for b in s.body for n in walk(b)):
         if isinstance(n, (Store, Assign)):
-            is_t = (lambda e, n=n: isinstance(e, Load) and e.name == n.name and e.indices == n.indices) \
-                if isinstance(n, Store) else (lambda e, n=n: isinstance(e, Var) and e.name == n.name)
-            acc = accumulation(n, is_t)
+            acc = accumulation(n)
             if acc is None:
                 continue
             idx_vars = set()
@@ -289,7 +287,7 @@ def _banks_of(parts, shape) -> int:
 def estimate(k: Kernel, board: str = "u55c", clock_mhz: float = 250.0) -> KernelReport:
     m = _Model(k, clock_mhz)
     cycles = m.body(k.body, 1, False)
-    for p in list(k.params) + []:
+    for p in k.params:
         if hasattr(p.type, "shape"):
             m.res["lut"] += 1500  # one m_axi adapter per array port
             m.res["ff"] += 2000

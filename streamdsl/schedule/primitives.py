@@ -8,15 +8,19 @@ located :class:`streamdsl.ScheduleError` that shows the offending loop.
 from __future__ import annotations
 
 from ..ir import build as B
-from ..ir.deps import classify
-from ..ir.nodes import Alloc, Attrs, Const, For, If, Kernel, Var
+from ..ir.deps import affine, classify, names_in
+from ..ir.nodes import (
+    Alloc, Assign, Attrs, CallKernel, Const, Decl, For, If, Kernel, Load, Store, TensorType, Var, walk,
+)
+from ..ir.printer import print_expr
 from ..types import index
-from .rewrite import all_names, find_loop, fresh, get, put, replace, substitute
+from .rewrite import (
+    all_names, find_loop, fresh, get, map_allocs, map_stmt_exprs, map_stmts, put, replace, substitute,
+)
 
 
 class Refusal(Exception):
     """A primitive cannot apply: message, hint and the loop (by var) to mark."""
-
     def __init__(self, message: str, hint: str | None = None, loop: str | None = None):
         super().__init__(message)
         self.message, self.hint, self.loop = message, hint, loop
@@ -38,8 +42,6 @@ def _const_bounds(loop: For, what: str) -> tuple[int, int]:
 
 
 def _txt(e) -> str:
-    from ..ir.printer import print_expr
-
     return print_expr(e)
 
 
@@ -167,8 +169,6 @@ def _carries(loop: For, moving: dict[str, For]) -> bool:
     touch distinct elements, whatever order the other loops run in; this
     covers split loops (``C[i_o * 4 + i_i]`` with ``i_i < 4``).
     """
-    from ..ir.deps import affine
-    from ..ir.nodes import Assign, CallKernel, Decl, Load, Store, walk
 
     nodes = [n for s in loop.body for n in walk(s)]
     if any(isinstance(n, (CallKernel, Alloc)) for n in nodes):
@@ -205,8 +205,6 @@ def _carries(loop: For, moving: dict[str, For]) -> bool:
 
 
 def _uses(loop: For, var: str) -> bool:
-    from ..ir.nodes import walk
-
     return any(isinstance(n, Var) and n.name == var for e in (loop.start, loop.stop) for n in walk(e))
 
 
@@ -292,8 +290,6 @@ KINDS = ("cyclic", "block", "complete")
 
 
 def _buffer(k: Kernel, name: str):
-    from ..ir.nodes import walk
-
     for p in k.params:
         if p.name == name:
             return p
@@ -305,13 +301,10 @@ def _buffer(k: Kernel, name: str):
 
 
 def _update_buffer(k: Kernel, name: str, key: str, value) -> Kernel:
-    from ..ir.nodes import TensorType
-
     buf = _buffer(k, name)
     if not isinstance(buf.type, TensorType):
         raise Refusal(f"'{name}' is a scalar, not a buffer")
     if isinstance(buf, Alloc):
-        from .rewrite import map_allocs
 
         return map_allocs(k, name, lambda a: replace(a, attrs=a.attrs.set(key, value)))
     table = dict(k.attrs.get(key, ()))
@@ -377,8 +370,6 @@ def buffer_at(k: Kernel, name: str, var: str) -> tuple[Kernel, str]:
     dimensions with the same loop-invariant expressions; the other dimensions
     become the buffer's.  ``bind`` and ``partition`` then apply to the buffer.
     """
-    from ..ir.nodes import Load, Store, TensorType, walk
-    from .rewrite import map_stmt_exprs
 
     path, loop = _loop(k, var)
     buf = _buffer(k, name)
@@ -390,7 +381,6 @@ def buffer_at(k: Kernel, name: str, var: str) -> tuple[Kernel, str]:
     if not accesses:
         raise Refusal(f"loop '{var}' does not access '{name}'", loop=var, hint="pick the loop that computes it")
     inner = {n.var for s in loop.body for n in walk(s) if isinstance(n, For)}
-    from ..ir.deps import names_in
 
     rank = buf.type.rank
     fixed = []
@@ -416,60 +406,31 @@ def buffer_at(k: Kernel, name: str, var: str) -> tuple[Kernel, str]:
             return Load(local, local_idx(e.indices), e.dtype, e.loc)
         return None
 
-    body = []
-    for s in loop.body:
-        s = map_stmt_exprs(s, rw)
-        s = _rename_stores(s, name, local, local_idx)
-        body.append(s)
-    copy_vars = [fresh(taken | {local}, f"{local}_{n}") for n in range(len(free))]
+    def to_local(s):
+        if isinstance(s, Store) and s.name == name:
+            return Store(local, local_idx(s.indices), s.value, s.loc)
+        return None
 
-    def nest(inner_stmt):
-        st = inner_stmt
-        for cv, d in reversed(list(zip(copy_vars, free))):
-            st = For(cv, B.const(0, index), B.const(buf.type.shape[d], index), 1, (st,), Attrs(), loop.loc)
+    body = map_stmts(tuple(map_stmt_exprs(s, rw) for s in loop.body), to_local)
+
+    def copy_nest(vars_: list[str], into_local: bool) -> For:
+        """Loops over the free dims moving the buffered part between ``name`` and the local."""
+        it = iter(vars_)
+        full_idx = tuple(fix_idx[d] if d in fixed else Var(next(it), index) for d in range(rank))
+        lidx = tuple(Var(v, index) for v in vars_) or (B.const(0, index),)
+        dt = buf.type.dtype
+        st = Store(local, lidx, Load(name, full_idx, dt)) if into_local else Store(name, full_idx, Load(local, lidx, dt))
+        for v, d in reversed(list(zip(vars_, free))):
+            st = For(v, B.const(0, index), B.const(buf.type.shape[d], index), 1, (st,), Attrs(), loop.loc)
         return st
 
-    full_idx = []
-    cvi = iter(copy_vars)
-    for d in range(rank):
-        full_idx.append(fix_idx[d] if d in fixed else Var(next(cvi), index))
-    lidx = tuple(Var(cv, index) for cv in copy_vars) or (B.const(0, index),)
-    is_param = not isinstance(buf, Alloc)
-    load_in = nest(_store(local, lidx, Load(name, tuple(full_idx), buf.type.dtype)))
+    copy_vars = [fresh(taken | {local}, f"{local}_{n}") for n in range(len(free))]
     back_vars = [fresh(taken | {local} | set(copy_vars), f"{local}_w{n}") for n in range(len(free))]
-    write_back = nest(_store(name, tuple(full_idx), Load(local, lidx, buf.type.dtype)))
-    for cv, bv in zip(copy_vars, back_vars):
-        write_back = _rename_loop(write_back, cv, bv)
-    new_body = (Alloc(local, ltype, None, Attrs(), loop.loc), load_in, *body)
-    if not is_param:
-        new_body = new_body + (write_back,)
+    new_body = (Alloc(local, ltype, None, Attrs(), loop.loc), copy_nest(copy_vars, True), *body)
+    if isinstance(buf, Alloc):  # a parameter is read-only: nothing to write back
+        new_body = new_body + (copy_nest(back_vars, False),)
     new_loop = replace(loop, body=new_body)
     return replace(k, body=put(k.body, path, new_loop)), local
-
-
-def _rename_loop(s: For, old: str, new: str) -> For:
-    if s.var == old:
-        return replace(s, var=new, body=tuple(substitute(b, old, Var(new, index)) for b in s.body))
-    return replace(s, body=tuple(_rename_loop(b, old, new) if isinstance(b, For) else b for b in s.body))
-
-
-def _store(name, idx, value):
-    from ..ir.nodes import Store
-
-    return Store(name, idx, value)
-
-
-def _rename_stores(s, name, local, local_idx):
-    from ..ir.nodes import Store
-
-    if isinstance(s, Store) and s.name == name:
-        return Store(local, local_idx(s.indices), s.value, s.loc)
-    if isinstance(s, For):
-        return replace(s, body=tuple(_rename_stores(b, name, local, local_idx) for b in s.body))
-    if isinstance(s, If):
-        return replace(s, then=tuple(_rename_stores(b, name, local, local_idx) for b in s.then),
-                       orelse=tuple(_rename_stores(b, name, local, local_idx) for b in s.orelse))
-    return s
 
 
 def compute_at(k: Kernel, producer: str, consumer: str) -> Kernel:
@@ -481,8 +442,6 @@ def compute_at(k: Kernel, producer: str, consumer: str) -> Kernel:
     parallel, and every iteration of the consumer reads only what the same
     iteration of the producer wrote (and writes nothing the producer reads).
     """
-    from ..ir.deps import affine
-    from ..ir.nodes import Load, Store, walk
 
     ppath, ploop = _loop(k, producer)
     cpath, cloop = _loop(k, consumer)
@@ -502,7 +461,7 @@ def compute_at(k: Kernel, producer: str, consumer: str) -> Kernel:
                 raise Refusal(f"loop '{consumer}' writes '{n.name}', which loop '{producer}' reads", loop=consumer)
             if isinstance(n, Load) and n.name in written:
                 w = written[n.name]
-                if not _same_iteration(w.indices, n.indices, producer, consumer, affine):
+                if not _same_iteration(w.indices, n.indices, producer, consumer):
                     raise Refusal(f"loop '{consumer}' reads '{n.name}' at elements another iteration of "
                                   f"'{producer}' writes", loop=consumer,
                                   hint="compute_at needs the consumer to read what the same iteration produced")
@@ -512,7 +471,7 @@ def compute_at(k: Kernel, producer: str, consumer: str) -> Kernel:
     return replace(k, body=put(body, ppath, ()))
 
 
-def _same_iteration(widx, ridx, pv, cv, affine) -> bool:
+def _same_iteration(widx, ridx, pv, cv) -> bool:
     for w, r in zip(widx, ridx):
         fw, fr = affine(w), affine(r)
         if fw is None or fr is None:

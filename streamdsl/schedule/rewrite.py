@@ -127,14 +127,7 @@ def fresh(taken: set[str], base: str) -> str:
 
 def unique_loop_vars(k: Kernel) -> Kernel:
     """Rename loop variables so that every loop of ``k`` has its own name (j, j1, j2...)."""
-    taken = {p.name for p in k.params}
-    from ..ir.nodes import Alloc, CallKernel, Decl, walk
-
-    for n in (n for s in k.body for n in walk(s)):
-        if isinstance(n, (Decl, Alloc)):
-            taken.add(n.name)
-        elif isinstance(n, CallKernel):
-            taken.update(n.outs)
+    taken = all_names(k)  # a new name must not clash with any name, loop variables included
     seen: set[str] = set()
 
     def visit(body):
@@ -155,20 +148,21 @@ def unique_loop_vars(k: Kernel) -> Kernel:
     return replace(k, body=visit(k.body))
 
 
+def map_stmts(body: tuple[Stmt, ...], fn: Callable[[Stmt], Stmt | None]) -> tuple[Stmt, ...]:
+    """``body`` with every statement, at any depth, replaced by ``fn(stmt)`` unless that is None."""
+    out = []
+    for s in body:
+        if isinstance(s, For):
+            s = replace(s, body=map_stmts(s.body, fn))
+        elif isinstance(s, If):
+            s = replace(s, then=map_stmts(s.then, fn), orelse=map_stmts(s.orelse, fn))
+        r = fn(s)
+        out.append(s if r is None else r)
+    return tuple(out)
+
+
 def map_allocs(k: Kernel, name: str, fn) -> Kernel:
     """``k`` with the ``Alloc`` of ``name`` replaced by ``fn(alloc)``."""
     from ..ir.nodes import Alloc
 
-    def visit(body):
-        out = []
-        for s in body:
-            if isinstance(s, Alloc) and s.name == name:
-                s = fn(s)
-            elif isinstance(s, For):
-                s = replace(s, body=visit(s.body))
-            elif isinstance(s, If):
-                s = replace(s, then=visit(s.then), orelse=visit(s.orelse))
-            out.append(s)
-        return tuple(out)
-
-    return replace(k, body=visit(k.body))
+    return replace(k, body=map_stmts(k.body, lambda s: fn(s) if isinstance(s, Alloc) and s.name == name else None))

@@ -206,13 +206,18 @@ class Emitter:
         if s.init is not None:
             self.fill(name, t, self.index(s.init), depth)
 
-    def fill(self, name: str, t: TensorType, value: str, depth: int) -> None:
-        ivars = [f"{name}_i{d}" for d in range(t.rank)]
+    def element_loop(self, dst: str, t: TensorType, value, what: str, depth: int) -> None:
+        """``for each index: dst[index] = value(index)``, labelled ``L_<dst>_<what><d>``."""
+        ivars = [f"{dst}_i{d}" for d in range(t.rank)]
         for d, (v, n) in enumerate(zip(ivars, t.shape)):
-            self.emit(f"{self.label(f'L_{name}_init{d}')}: for (int {v} = 0; {v} < {n}; {v}++) {{", depth + d)
-        self.emit(f"{name}{''.join(f'[{v}]' for v in ivars)} = {value};", depth + t.rank)
+            self.emit(f"{self.label(f'L_{dst}_{what}{d}')}: for (int {v} = 0; {v} < {n}; {v}++) {{", depth + d)
+        sub = "".join(f"[{v}]" for v in ivars)
+        self.emit(f"{dst}{sub} = {value(sub)};", depth + t.rank)
         for d in reversed(range(t.rank)):
             self.emit("}", depth + d)
+
+    def fill(self, name: str, t: TensorType, value: str, depth: int) -> None:
+        self.element_loop(name, t, lambda _sub: value, "init", depth)
 
     def ret(self, s: Return, depth: int) -> None:
         for n, (v, t) in enumerate(zip(s.values, self.k.results)):
@@ -221,13 +226,7 @@ class Emitter:
                 assert isinstance(v, Ref)
                 if self.out_names.get(v.name) == out:
                     continue  # computed in place
-                ivars = [f"{out}_i{d}" for d in range(t.rank)]
-                for d, (iv, ext) in enumerate(zip(ivars, t.shape)):
-                    self.emit(f"{self.label(f'L_{out}_copy{d}')}: for (int {iv} = 0; {iv} < {ext}; {iv}++) {{", depth + d)
-                sub = "".join(f"[{iv}]" for iv in ivars)
-                self.emit(f"{out}{sub} = {v.name}{sub};", depth + t.rank)
-                for d in reversed(range(t.rank)):
-                    self.emit("}", depth + d)
+                self.element_loop(out, t, lambda sub, src=v.name: f"{src}{sub}", "copy", depth)
             else:
                 self.emit(f"{out} = {self.index(v)};", depth)
 
@@ -303,12 +302,6 @@ def function(k: Kernel, top: bool = False, interface: list[str] | None = None) -
         for dim, kind, factor in parts:
             em.emit(partition_pragma(target, dim, kind, factor), 1)
         if top:
-            ivars = [f"{target}_i{d}" for d in range(t.rank)]
-            for d, (v, n) in enumerate(zip(ivars, t.shape)):
-                em.emit(f"{em.label(f'L_{target}_load{d}')}: for (int {v} = 0; {v} < {n}; {v}++) {{", 1 + d)
-            sub = "".join(f"[{v}]" for v in ivars)
-            em.emit(f"{target}{sub} = {name}{sub};", 1 + t.rank)
-            for d in reversed(range(t.rank)):
-                em.emit("}", 1 + d)
+            em.element_loop(target, t, lambda sub, src=name: f"{src}{sub}", "load", 1)
     em.body(k.body, 1)
     return proto + " {\n" + "\n".join(em.lines) + "\n}\n"
