@@ -74,3 +74,14 @@ def _definition_scope() -> dict | None:
     if frame is None or frame.f_locals is frame.f_globals:
         return None
     return dict(frame.f_locals)
+
+
+def schedule(obj):
+    """Start scheduling a kernel (a :class:`Schedule`) or a dataflow function (a ``DataflowSchedule``)."""
+    from .dataflow.dfschedule import DataflowSchedule
+    from .dataflow.graph import DataflowFunction
+    from .schedule.schedule import Schedule
+
+    if isinstance(obj, DataflowFunction):
+        return DataflowSchedule(obj)
+    return Schedule(obj)

@@ -8,11 +8,17 @@ Timing model (the paper's, at token granularity):
   nothing and the last ``drain`` read nothing (a layout converter that buffers
   a whole tensor has ``fill = drain = tokens``).
 * Token ``j`` of an edge with ``T`` tokens is written by producer iteration
-  ``fill_p + floor(j * (iters_p - fill_p) / T)`` and read by consumer iteration
-  ``floor(j * (iters_c - drain_c) / T)``.
+  ``fill_p + ceil((j + 1) * (iters_p - fill_p) / T) - 1`` (the last iteration
+  that contributes to it: an edge with fewer tokens than iterations, such as a
+  whole tensor sent as one token, is complete only when its share of the
+  iterations is done) and read by consumer iteration
+  ``floor(j * (iters_c - drain_c) / T)`` (the first iteration that needs it).
 * A write at cycle ``t`` needs a free slot: the token ``depth`` places earlier
   must have been read before ``t``; a read may take a token written in the same
   cycle.  A full FIFO stalls its producer, an empty one its consumer.
+  ``SimResult.stall`` counts both; ``SimResult.backpressure`` only the cycles
+  an iteration waited for space in a full FIFO (what FIFO sizing must avoid:
+  a consumer waiting for a slower producer is not a sizing problem).
 
 The simulation resolves each iteration's issue time once all it depends on is
 known; when nothing can make progress while iterations remain, the blocked
@@ -64,18 +70,20 @@ class SimResult:
     stall: dict[str, int]
     peak: dict[str, int]
     starts: dict[str, int] = field(default_factory=dict)
+    backpressure: dict[str, int] = field(default_factory=dict)
 
     def __str__(self) -> str:
         lines = [f"token simulation: {self.cycles} cycles"]
         for t in self.busy:
-            lines.append(f"  task {t:<14} start {self.starts.get(t, 0):>7}  busy {self.busy[t]:>8}  stall {self.stall[t]:>8}")
+            lines.append(f"  task {t:<14} start {self.starts.get(t, 0):>7}  busy {self.busy[t]:>8}  stall {self.stall[t]:>8}"
+                         f"  (full FIFO {self.backpressure.get(t, 0)})")
         for e, p in self.peak.items():
             lines.append(f"  fifo {e:<14} peak {p}")
         return "\n".join(lines)
 
 
 def _writer_iter(task: Task, j: int, tokens: int) -> int:
-    return task.fill + (j * (task.iters - task.fill)) // tokens
+    return task.fill + -(-((j + 1) * (task.iters - task.fill)) // tokens) - 1
 
 
 def _reader_iter(task: Task, j: int, tokens: int) -> int:
@@ -105,6 +113,7 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
     rtime: dict[str, list[int | None]] = {e.name: [None] * e.tokens for e in edges}
     issue: dict[str, list[int]] = {t.name: [] for t in tasks}
     ideal: dict[str, list[int]] = {t.name: [] for t in tasks}
+    waited: dict[str, int] = {t.name: 0 for t in tasks}  # cycles lost to full FIFOs
     progress = True
     remaining = sum(t.iters for t in tasks)
     while remaining and progress:
@@ -126,6 +135,7 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
                         break
                 if not ok:
                     break
+                ready = earliest  # inputs present; anything later is back-pressure
                 for e in outs[t.name]:
                     d = depths.get(e.name)
                     for j in writes_at[e.name].get(k, ()):
@@ -141,6 +151,7 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
                     break
                 issue[t.name].append(earliest)
                 ideal[t.name].append(free)
+                waited[t.name] += earliest - ready
                 for e in ins[t.name]:
                     for j in reads_at[e.name].get(k, ()):
                         rtime[e.name][j] = earliest
@@ -190,7 +201,8 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
                 pending_reads += 1
         peak[e.name] = best
     end = max((issue[t.name][-1] + t.lat for t in tasks if issue[t.name]), default=0)
-    return SimResult(end, busy, stall, peak, {t.name: (issue[t.name][0] if issue[t.name] else 0) for t in tasks})
+    return SimResult(end, busy, stall, peak, {t.name: (issue[t.name][0] if issue[t.name] else 0) for t in tasks},
+                     waited)
 
 
 def required_depths(tasks, edges, starts) -> dict[str, int]:

@@ -1,0 +1,421 @@
+"""``DataflowSchedule``: the dataflow-level primitives of one ``@sd.dataflow`` function.
+
+``g = sd.schedule(dataflow_fn)`` holds the graph plus every decision made on
+it: each edge's stream layout on its producer and consumer sides
+(``g.stream``), the fused regions (``g.fuse`` / ``g.auto_fuse``), each task's
+kernel schedule (``g.schedule(task)``) and FIFO depths (``g.fifo``,
+``g.size_fifos``).  Nothing is lowered eagerly: converters, forks, DMAs and
+FIFOs are derived from these decisions whenever they are needed
+(:mod:`.lower`), so primitives can be applied in any order and
+``print(g)`` always shows the design as it stands.
+
+Every misuse raises a :class:`~streamdsl.ScheduleError` at the user's call.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ..errors import ScheduleError, caller_loc, user_facing
+from ..ir.nodes import Kernel
+from ..schedule.schedule import Schedule
+from . import fifo as F
+from .fusion import FusionPlan, greedy_fuse, non_convex
+from .graph import DataflowFunction, DataflowGraph
+from .itensor import ITensor, converter
+from .layout import LayoutRefusal, check_layout, tiled, whole
+from .lower import Fifo, Lowered, lower
+from .tokensim import DeadlockError, SimResult, required_depths, simulate
+
+DEFAULT_DEPTH = 2  # what Vitis HLS gives an hls::stream without a depth pragma
+
+
+@dataclass(frozen=True)
+class _Handle:
+    """A named piece of a dataflow schedule; the subclass says which kind."""
+
+    graph: "DataflowSchedule" = field(repr=False, compare=False)
+    name: str
+    kind: ClassVar[str] = ""
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} {self.name}>"
+
+
+class TaskHandle(_Handle):
+    kind = "task"
+
+
+class EdgeHandle(_Handle):
+    kind = "edge"
+
+
+class FifoHandle(_Handle):
+    kind = "fifo"
+
+
+def _err(prim: str, message: str, hint: str | None = None) -> ScheduleError:
+    return ScheduleError(f"{prim}: {message}", caller_loc(), hint=hint)
+
+
+class DataflowSchedule:
+    """Layouts, regions, kernel schedules and FIFO depths of one dataflow function."""
+
+    @user_facing
+    def __init__(self, fn):
+        if not isinstance(fn, DataflowFunction):
+            what = "a kernel" if hasattr(fn, "ir") else type(fn).__name__
+            raise ScheduleError(f"a dataflow schedule takes an @sd.dataflow function, got {what}", caller_loc(),
+                                hint="decorate the function that calls the kernels with @sd.dataflow")
+        self.function = fn
+        self.graph: DataflowGraph = fn.graph
+        self._schedules: dict[str, Schedule] = {}
+        self._prod: dict[str, ITensor] = {}
+        self._cons: dict[tuple[str, str], ITensor] = {}
+        self._region: dict[str, int] = {t: n for n, t in enumerate(self.graph.tasks)}
+        self._pins: dict[str, int] = {}
+        self._sized: dict[str, int] = {}
+        self._sizing: F.Sizing | None = None
+        self._sized_for: tuple | None = None  # the timing the sizing was computed for
+        self.plan: FusionPlan | None = None
+        self.trace: list[str] = [f"g = sd.schedule({self.graph.ir.name})"]
+
+    # ------------------------------------------------------------- handles
+    def tasks(self) -> list[TaskHandle]:
+        """Every task, in program (topological) order."""
+        return [TaskHandle(self, t) for t in self.graph.tasks]
+
+    @user_facing
+    def task(self, name: str) -> TaskHandle:
+        if name not in self.graph.tasks:
+            raise _err("task", f"dataflow '{self.graph.ir.name}' has no task '{name}'",
+                       hint=f"its tasks are: {', '.join(self.graph.tasks)}")
+        return TaskHandle(self, name)
+
+    def edges(self) -> list[EdgeHandle]:
+        return [EdgeHandle(self, e) for e in self.graph.edges]
+
+    @user_facing
+    def edge(self, name: str) -> EdgeHandle:
+        if name not in self.graph.edges:
+            raise _err("edge", f"dataflow '{self.graph.ir.name}' has no edge '{name}'",
+                       hint=f"its edges (tensors) are: {', '.join(self.graph.edges)}")
+        return EdgeHandle(self, name)
+
+    def fifos(self) -> list[FifoHandle]:
+        return [FifoHandle(self, f.name) for f in self.lowered().streams]
+
+    def _task(self, prim: str, t) -> str:
+        if isinstance(t, TaskHandle):
+            if t.graph is not self:
+                raise _err(prim, f"{t!r} belongs to another dataflow schedule", hint="use g.task(name) of this one")
+            return t.name
+        if isinstance(t, str):
+            raise _err(prim, f"pass task handles, not the string {t!r}", hint=f'g.task("{t}")')
+        raise _err(prim, f"expected a task handle, got {type(t).__name__}", hint="use g.tasks() or g.task(name)")
+
+    def _edge(self, prim: str, e) -> str:
+        if isinstance(e, EdgeHandle):
+            if e.graph is not self:
+                raise _err(prim, f"{e!r} belongs to another dataflow schedule", hint="use g.edge(name) of this one")
+            return e.name
+        if isinstance(e, str):
+            raise _err(prim, f"pass edge handles, not the string {e!r}", hint=f'g.edge("{e}")')
+        raise _err(prim, f"expected an edge handle, got {type(e).__name__}", hint="use g.edge(name)")
+
+    # --------------------------------------------------------- kernel level
+    @user_facing
+    def schedule(self, task) -> Schedule:
+        """The task's kernel schedule; later timing and builds use its IR as scheduled."""
+        name = self._task("schedule", task)
+        if name not in self._schedules:
+            self._schedules[name] = Schedule(self.graph.kernel(name))
+            self.trace.append(f's_{name} = g.schedule(g.task("{name}"))')
+        return self._schedules[name]
+
+    def kernel_ir(self, task: str) -> Kernel:
+        s = self._schedules.get(task)
+        return s.ir if s is not None else self.graph.kernel(task)
+
+    # ------------------------------------------------------------- layouts
+    @user_facing
+    def stream(self, edge, tile=None, order=None, *, itensor=None, side=None) -> ITensor:
+        """Give ``edge`` a stream layout: ``tile`` (element shape) and ``order`` (data dims, outermost first).
+
+        ``itensor=`` gives an :class:`ITensor` (or its text) instead, e.g. one that
+        replays.  ``side="producer"`` / ``"consumer"`` / a consumer task sets one
+        side only; different sides get a layout converter when fused.
+        """
+        e = self._edge("stream", edge)
+        node = self.graph.edges[e]
+        if (tile is None) == (itensor is None):
+            raise _err("stream", "give either tile=(...) (with an optional order=) or itensor=...",
+                       hint=f"g.stream(g.edge(\"{e}\"), tile={tuple(node.type.shape)})")
+        if itensor is not None and order is not None:
+            raise _err("stream", "order= goes with tile=; an itensor already fixes its order")
+        try:
+            lay = tiled(node.type, tile, order) if tile is not None else check_layout(node.type, itensor)
+        except LayoutRefusal as r:
+            raise _err("stream", f"edge '{e}': {r.message}", hint=r.hint) from None
+        consumers = [c for c, _ in node.consumers]
+        if side is None:
+            sides = ["producer", *consumers] if not node.is_input else consumers
+        elif side == "producer":
+            if node.is_input:
+                raise _err("stream", f"edge '{e}' is a graph input: its producer is a DMA that follows the "
+                           "consumers' layout", hint='stream the consumer side: side="consumer"')
+            sides = ["producer"]
+        elif side == "consumer":
+            if not consumers:
+                raise _err("stream", f"edge '{e}' has no consumer task (it is only returned)",
+                           hint='stream its producer side: side="producer"')
+            sides = consumers
+        elif isinstance(side, TaskHandle):
+            c = self._task("stream", side)
+            if c not in consumers:
+                raise _err("stream", f"task '{c}' does not read edge '{e}'",
+                           hint=f"its consumers are: {', '.join(consumers) or 'none'}")
+            sides = [c]
+        else:
+            raise _err("stream", f"side must be \"producer\", \"consumer\" or a consumer task, got {side!r}",
+                       hint='g.stream(edge, tile=..., side="consumer")')
+        for s in sides:
+            if s == "producer":
+                self._prod[e] = lay
+            else:
+                self._cons[(e, s)] = lay
+        args = f"tile={tuple(tile)!r}" + (f", order={tuple(order)!r}" if order is not None else "") \
+            if tile is not None else f'itensor="{lay}"'
+        side_arg = "" if side is None else f', side=g.task("{side.name}")' if isinstance(side, TaskHandle) \
+            else f", side={side!r}"
+        self.trace.append(f'g.stream(g.edge("{e}"), {args}{side_arg})')
+        return lay
+
+    def layout(self, edge, side="producer") -> ITensor:
+        """The layout of one side of an edge (``side``: "producer" or a consumer task)."""
+        e = edge.name if isinstance(edge, EdgeHandle) else edge
+        t = self.graph.edges[e].type
+        if side == "producer":
+            return self._prod.get(e) or whole(t)
+        return self._cons.get((e, side.name if isinstance(side, TaskHandle) else side)) or whole(t)
+
+    # -------------------------------------------------------------- regions
+    @user_facing
+    def fuse(self, *tasks) -> int:
+        """Put ``tasks`` in one on-chip region; returns its number."""
+        if len(tasks) == 1 and isinstance(tasks[0], (list, tuple)):
+            tasks = tuple(tasks[0])
+        if not tasks:
+            raise _err("fuse", "no tasks given", hint="g.fuse(g.task(\"a\"), g.task(\"b\"))")
+        names = [self._task("fuse", t) for t in tasks]
+        if len(set(names)) != len(names):
+            dup = next(n for n in names if names.count(n) > 1)
+            raise _err("fuse", f"task '{dup}' is listed twice")
+        between = non_convex(self.graph, set(names))
+        if between:
+            raise _err("fuse", f"tasks {', '.join(names)} cannot share a region without {', '.join(between)}: "
+                       "data would leave the region and come back through DRAM",
+                       hint=f"fuse {', '.join(between)} as well, or fuse fewer tasks")
+        new = max(self._region.values()) + 1
+        for n in names:
+            self._region[n] = new
+        self._renumber()
+        listed = ", ".join(f'g.task("{n}")' for n in names)
+        self.trace.append(f"g.fuse({listed})")
+        return self._region[names[0]]
+
+    def _renumber(self) -> None:
+        order: dict[int, int] = {}
+        for t in self.graph.tasks:
+            order.setdefault(self._region[t], len(order))
+        self._region = {t: order[r] for t, r in self._region.items()}
+
+    def regions(self) -> list[list[str]]:
+        out: dict[int, list[str]] = {}
+        for t in self.graph.tasks:
+            out.setdefault(self._region[t], []).append(t)
+        return [out[r] for r in sorted(out)]
+
+    def region_of(self, task) -> int:
+        return self._region[task.name if isinstance(task, TaskHandle) else task]
+
+    def edge_cost(self, e: str, consumer: str) -> int:
+        """On-chip bytes of edge ``e`` into ``consumer`` once fused: a ping-pong converter, else a 2-token FIFO."""
+        src, dst = self.layout(e), self.layout(e, consumer)
+        if src != dst:
+            return 2 * converter(src, dst).buffer_bytes
+        return DEFAULT_DEPTH * src.token_bytes
+
+    @user_facing
+    def auto_fuse(self, max_bytes: int) -> FusionPlan:
+        """The paper's greedy fusion (algorithm 2) under an on-chip memory cap of ``max_bytes``."""
+        if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, float)) or max_bytes <= 0:
+            raise _err("auto_fuse", f"max_bytes must be a positive number of bytes, got {max_bytes!r}",
+                       hint="the U55C has about 41 MB on chip: max_bytes=41 * 2**20")
+        from .timing import local_bytes
+
+        plan = greedy_fuse(self.graph, int(max_bytes), lambda t: local_bytes(self.kernel_ir(t)), self.edge_cost)
+        self._region = {t: n for n, grp in enumerate(plan.groups) for t in grp}
+        self.plan = plan
+        self.trace.append(f"g.auto_fuse(max_bytes={int(max_bytes)})")
+        return plan
+
+    # --------------------------------------------------------------- lowering
+    def lowered(self) -> Lowered:
+        """Converters, forks, DMAs and FIFOs of the design as it stands."""
+        return lower(self.graph, self.kernel_ir, self._region, self._prod, self._cons)
+
+    def converters(self):
+        return self.lowered().of_kind("converter")
+
+    def dmas(self):
+        return [n.dma for n in self.lowered().nodes.values() if n.dma is not None]
+
+    def forks(self):
+        return self.lowered().of_kind("fork")
+
+    def timing(self) -> dict:
+        """The token-simulator Task of every node (see :mod:`.timing` for the mapping)."""
+        return {t.name: t for t in self.lowered().sim_tasks()}
+
+    # ------------------------------------------------------------------ FIFOs
+    def _fifo_names(self, prim: str, x, consumer=None, low: Lowered | None = None) -> list[str]:
+        low = low or self.lowered()
+        if isinstance(x, FifoHandle):
+            if x.graph is not self:
+                raise _err(prim, f"{x!r} belongs to another dataflow schedule")
+            if not any(f.name == x.name for f in low.streams):
+                raise _err(prim, f"FIFO '{x.name}' no longer exists (a later stream/fuse re-lowered its edge)",
+                           hint=f"FIFOs now: {', '.join(f.name for f in low.streams)}")
+            return [x.name]
+        e = self._edge(prim, x)
+        mine = [f for f in low.streams if f.edge == e]
+        into_tasks = [f for f in mine if low.nodes[f.dst].kind == "task"]
+        if consumer is not None:
+            c = self._task(prim, consumer)
+            sel = [f for f in into_tasks if f.dst == c]
+            if not sel:
+                raise _err(prim, f"task '{c}' does not read edge '{e}'",
+                           hint=f"FIFOs of '{e}': {', '.join(f.name for f in mine)}")
+            return [f.name for f in sel]
+        return [f.name for f in (into_tasks or mine)]
+
+    @user_facing
+    def fifo(self, x, depth, consumer=None) -> dict[str, int]:
+        """Pin the depth of the FIFO(s) feeding ``x``'s consumers (or one ``g.fifos()`` handle); ``"auto"`` sizes them."""
+        if depth != "auto" and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+            raise _err("fifo", f"depth must be a positive integer or \"auto\", got {depth!r}",
+                       hint="g.fifo(edge, depth=4) or g.fifo(edge, depth=\"auto\")")
+        names = self._fifo_names("fifo", x, consumer)
+        label = f'g.edge("{x.name}")' if isinstance(x, EdgeHandle) else f"<fifo {x.name}>"
+        self.trace.append(f"g.fifo({label}, depth={depth!r})")
+        if depth == "auto":
+            for n in names:
+                self._pins.pop(n, None)
+            sz = self._size("fifo", "normal")
+            for n in names:
+                self._sized[n] = sz.depths[n]
+            return {n: self._sized[n] for n in names}
+        for n in names:
+            self._pins[n] = depth
+        return {n: depth for n in names}
+
+    def _size(self, prim: str, mode: str) -> F.Sizing:
+        if mode not in ("normal", "conservative"):
+            raise _err(prim, f"unknown FIFO sizing mode {mode!r}", hint='use mode="normal" or mode="conservative"')
+        low = self.lowered()
+        tasks, edges = low.sim_tasks(), low.sim_edges()
+        pins = {f.name: self._pins[f.name] for f in low.streams if f.name in self._pins}
+        sz = F.size_fifos(tasks, edges, mode, pinned=pins)
+        depths = dict(sz.depths)
+        if mode == "normal":
+            # hardware starts every process at once: cover that schedule too (no back-pressure at all)
+            asap = required_depths(tasks, edges, {})
+            depths = {n: d if n in pins else max(d, asap[n]) for n, d in depths.items()}
+        else:
+            try:
+                simulate(tasks, edges, depths)
+            except DeadlockError:  # equalised IIs under-sized a reconvergent path: keep the normal depths
+                return self._size(prim, "normal")
+        for f in low.fifos:
+            if f.kind == "dram":
+                depths[f.name] = 1
+        return F.Sizing(sz.starts, depths, mode)
+
+    @user_facing
+    def size_fifos(self, mode: str = "normal") -> F.Sizing:
+        """Size every FIFO not pinned: LP start offsets (HiGHS), depth = tokens in flight."""
+        sz = self._size("size_fifos", mode)
+        low = self.lowered()
+        self._sized = {f.name: sz.depths[f.name] for f in low.streams if f.name not in self._pins}
+        self._sizing = sz
+        self._sized_for = tuple(low.sim_tasks()), tuple(low.sim_edges())
+        self.trace.append(f"g.size_fifos(mode={mode!r})")
+        return sz
+
+    def depth(self, name: str) -> tuple[int, str]:
+        """(depth, where it comes from) of one FIFO."""
+        if name in self._pins:
+            return self._pins[name], "pinned"
+        if name in self._sized:
+            return self._sized[name], "sized"
+        return DEFAULT_DEPTH, "default"
+
+    def depths(self, low: Lowered | None = None) -> dict[str, int]:
+        low = low or self.lowered()
+        return {f.name: (1 if f.kind == "dram" else self.depth(f.name)[0]) for f in low.fifos}
+
+    def _stale(self, low: Lowered) -> bool:
+        return self._sized_for is not None and self._sized_for != (tuple(low.sim_tasks()), tuple(low.sim_edges()))
+
+    # ------------------------------------------------------------- analysis
+    @user_facing
+    def simulate(self) -> SimResult:
+        """Token-level simulation at the current depths (unsized FIFOs: depth 2)."""
+        low = self.lowered()
+        try:
+            return simulate(low.sim_tasks(), low.sim_edges(), self.depths(low))
+        except DeadlockError as err:
+            raise DeadlockError(err.message, caller_loc(), hint=err.hint) from None
+
+    @user_facing
+    def explain_fifo(self, x, consumer=None) -> str:
+        """Which path forced a FIFO's depth (the LP's critical path and the paper's closed form)."""
+        low = self.lowered()
+        names = self._fifo_names("explain_fifo", x, consumer, low)
+        sz = self._sizing if self._sizing is not None and not self._stale(low) else self._size("explain_fifo", "normal")
+        tasks, edges = low.sim_tasks(), low.sim_edges()
+        out = []
+        for n in names:
+            text = F.explain(tasks, edges, sz, n)
+            d, src = self.depth(n)
+            if src != "sized" or d != sz.depths[n]:
+                text += f"\n  current depth: {d} ({src})"
+            out.append(text)
+        return "\n".join(out)
+
+    def onchip_bytes(self, low: Lowered | None = None) -> dict[int, int]:
+        """On-chip bytes per region: kernels' scratch buffers, ping-pong converters, FIFOs at their depths."""
+        low = low or self.lowered()
+        total = {r: 0 for r in set(self._region.values())}
+        for n in low.nodes.values():
+            total[n.region] += n.local_bytes + (2 * n.converter.buffer_bytes if n.converter else 0)
+        for f in low.streams:
+            total[low.nodes[f.dst].region] += self.depth(f.name)[0] * f.token_bytes
+        return total
+
+    # ------------------------------------------------------------------ print
+    def __str__(self) -> str:
+        from .printer import render
+
+        return render(self)
+
+    def __repr__(self) -> str:
+        return f"<DataflowSchedule of {self.graph.ir.name}: {len(self.graph.tasks)} task(s), {len(self.regions())} region(s)>"
+
+
+def dataflow_schedule(fn) -> DataflowSchedule:
+    return DataflowSchedule(fn)
+
+
+__all__ = ["DataflowSchedule", "EdgeHandle", "FifoHandle", "TaskHandle", "Fifo", "dataflow_schedule"]

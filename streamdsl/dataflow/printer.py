@@ -1,0 +1,73 @@
+"""``print(g)`` of a dataflow schedule: the design as it would be built.
+
+Sections, in the order a reader checks a design: tasks (with their timing),
+edges (with the itensor of each side), converters (buffer shapes), forks,
+regions (with their on-chip bytes), DMAs (packing and bus lanes) and FIFOs
+(depth and where it came from).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .layout import describe
+
+if TYPE_CHECKING:
+    from .dfschedule import DataflowSchedule
+
+
+def render(g: "DataflowSchedule") -> str:
+    low = g.lowered()
+    graph = g.graph
+    ir = graph.ir
+    sig = ", ".join(f"{p.name}: {p.type}" for p in ir.params)
+    lines = [f"dataflow {ir.name}({sig}) -> ({', '.join(map(str, ir.results))})", "  tasks:"]
+    w = max((len(n) for n in low.nodes), default=4)
+    for t in graph.tasks.values():
+        s = low.nodes[t.name].sim
+        args = ", ".join(e or "<scalar>" for e in t.inputs)
+        sched = " (scheduled)" if t.name in g._schedules else ""
+        lines.append(f"    {t.name:<{w}} {', '.join(t.outputs)} = {t.kernel}({args}){sched}  region {g.region_of(t.name)}"
+                     f"  [{s.iters} iter x II {s.ii}, lat {s.lat}]")
+    lines.append("  edges:")
+    for e in graph.edges.values():
+        src = "input (DMA)" if e.is_input else e.producer
+        dst = [c for c, _ in e.consumers] + (["output (DMA)"] if e.is_output else [])
+        lines.append(f"    {e.name}: {e.type}  {src} -> {', '.join(dict.fromkeys(dst))}")
+        if not e.is_input:
+            lines.append(f"      producer {describe(g.layout(e.name))}")
+        for c in dict.fromkeys(c for c, _ in e.consumers):
+            lines.append(f"      {c:<8} {describe(g.layout(e.name, c))}")
+    cvts = low.of_kind("converter")
+    if cvts:
+        lines.append("  converters:")
+        for n in cvts:
+            cv = n.converter
+            loops = ", ".join(f"d{d}:{cv.src.trips[d]}" for d in cv.shared) or "none"
+            shape = "x".join(map(str, cv.buffer_shape))
+            lines.append(f"    {n.name} (edge {n.edge}, region {n.region}): {cv.src} -> {cv.dst}")
+            lines.append(f"      buffer {shape}x{cv.src.dtype} ({cv.buffer_bytes} B, x2 ping-pong), shared loops: {loops}")
+    forks = low.of_kind("fork")
+    if forks:
+        lines.append("  forks:")
+        for n in forks:
+            outs = [f.dst for f in low.fifos if f.src == n.name]
+            lines.append(f"    {n.name} (region {n.region}): {n.edge} -> {', '.join(outs)}")
+    onchip = g.onchip_bytes(low)
+    lines.append("  regions:")
+    for r, tasks in enumerate(g.regions()):
+        lines.append(f"    region {r}: {', '.join(tasks)}  ({onchip.get(r, 0)} B on chip)")
+    dmas = [n.dma for n in low.nodes.values() if n.dma is not None]
+    if dmas:
+        lines.append("  DMAs:")
+        for d in dmas:
+            lines.append(f"    {d}")
+    lines.append("  FIFOs:")
+    for f in low.streams:
+        d, src = g.depth(f.name)
+        lines.append(f"    {f.name}: {f.src} -> {f.dst}  depth {d} ({src}), {f.tokens} token(s) of {f.token_bytes} B")
+    if g._stale(low):
+        lines.append("  note: the design changed after g.size_fifos(); call it again for up-to-date depths")
+    gone = [n for n in g._pins if not any(f.name == n for f in low.streams)]
+    if gone:
+        lines.append(f"  note: pinned depths no longer attached to a FIFO: {', '.join(gone)}")
+    return "\n".join(lines)

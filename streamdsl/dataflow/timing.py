@@ -1,0 +1,93 @@
+"""Token-level timing of every node of a lowered dataflow graph.
+
+The token simulator (:mod:`.tokensim`) needs, per node, a :class:`Task`
+``(iters, ii, lat, fill, drain)``.  The paper gets these numbers by running
+the vendor HLS tool; streamdsl derives them from its own per-kernel model
+(:func:`streamdsl.schedule.cost.estimate`) of the *scheduled* IR, so a
+``g.schedule(task).pipeline(...)`` shows up in the dataflow timing.
+
+The mapping, and why:
+
+* **Kernel task.**  ``iters`` = the largest token count among the task's
+  streams (its inputs in its consumer-side layouts, its outputs in its
+  producer-side layouts); an unstreamed edge is one token.  A kernel is
+  assumed to walk its streams in lockstep, proportionally: token ``j`` of an
+  edge with ``T`` tokens is read at the first iteration that needs it and
+  written at the last one that contributes (see :mod:`.tokensim`).  ``II =
+  ceil(cycles / iters)`` spreads the model's total cycles evenly over the
+  iterations; ``lat = max(II, deepest pipeline)``: a token takes at least
+  one interval of work, and a pipeline deeper than that delays it further.
+  ``fill = drain = 0``.  (streamdsl does not yet check that the kernel's loop
+  nest really visits the tensor in the streamed order; see the docs.)
+* **Layout converter.**  Reads ``T_in`` tokens and writes ``T_out``; its
+  buffer holds one block of the loops it shares with both sides (``B`` =
+  product of the shared trip counts; ``B = 1`` when the buffer is the whole
+  tensor).  With ``N = max(T_in, T_out)`` and ``lag = N / B``: ``iters = N +
+  lag``, ``fill = drain = lag``, ``II = 1``, ``lat = 2`` (a buffer read).
+  Reads are spread over the first ``N`` iterations and writes over the last
+  ``N``, so every output token waits for the whole block it comes from (a
+  whole-tensor buffer: ``fill = drain = T``), and with ping-pong buffers the
+  next block fills while the previous one drains.
+* **Fork.**  One token in, one out to every branch per cycle: ``iters = T``,
+  ``II = 1``, ``lat = 1``.
+* **DMA.**  One 512-bit bus word per cycle: ``II`` = words per token, ``lat =``
+  :data:`DMA_LATENCY` (an assumed DRAM round trip).  A store writes its
+  "done" token to the loads that read the tensor back (``fill = iters - 1``),
+  so a region that reads a tensor through DRAM starts only after the region
+  that wrote it has finished: unfused kernels do not overlap.
+"""
+from __future__ import annotations
+
+import math
+
+from ..ir.nodes import Alloc, Kernel, Ref, Return, walk
+from ..schedule.cost import estimate
+from .itensor import Converter
+from .layout import DMA, dtype_bits
+from .tokensim import Task
+
+DMA_LATENCY = 64  # cycles from a DMA's request to its first beat (assumed HBM latency at 250 MHz)
+CONVERTER_LATENCY = 2
+FORK_LATENCY = 1
+
+
+def kernel_cycles(k: Kernel) -> tuple[int, int]:
+    """(total cycles, deepest pipelined loop) of the kernel's scheduled IR."""
+    rep = estimate(k)
+    depth = max((lp.depth for lp in rep.loops if lp.depth is not None), default=0)
+    return max(1, int(rep.cycles)), int(depth)
+
+
+def kernel_task(name: str, k: Kernel, iters: int) -> Task:
+    cycles, depth = kernel_cycles(k)
+    iters = max(1, iters)
+    ii = max(1, math.ceil(cycles / iters))
+    return Task(name, iters, ii, max(ii, depth))
+
+
+def converter_task(name: str, cv: Converter) -> Task:
+    tin, tout = cv.src.num_tokens, cv.dst.num_tokens
+    n = max(tin, tout)
+    blocks = math.prod(cv.src.trips[d] for d in cv.shared) if cv.shared else 1
+    lag = max(1, n // blocks)
+    return Task(name, n + lag, 1, CONVERTER_LATENCY, fill=lag, drain=lag)
+
+
+def fork_task(name: str, tokens: int) -> Task:
+    return Task(name, max(1, tokens), 1, FORK_LATENCY)
+
+
+def dma_task(dma: DMA) -> Task:
+    iters = max(1, dma.layout.num_tokens)
+    fill = iters - 1 if dma.direction == "store" else 0
+    return Task(dma.name, iters, max(1, dma.words_per_token), DMA_LATENCY, fill=fill)
+
+
+def local_bytes(k: Kernel) -> int:
+    """On-chip scratch memory of a kernel: local tensors it does not return (results stream out)."""
+    returned = {v.name for s in k.body if isinstance(s, Return) for v in s.values if isinstance(v, Ref)}
+    total = 0
+    for n in (n for s in k.body for n in walk(s)):
+        if isinstance(n, Alloc) and n.name not in returned:
+            total += n.type.size * dtype_bits(n.type.dtype) // 8
+    return total
