@@ -112,7 +112,6 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
     wtime: dict[str, list[int | None]] = {e.name: [None] * e.tokens for e in edges}
     rtime: dict[str, list[int | None]] = {e.name: [None] * e.tokens for e in edges}
     issue: dict[str, list[int]] = {t.name: [] for t in tasks}
-    ideal: dict[str, list[int]] = {t.name: [] for t in tasks}
     waited: dict[str, int] = {t.name: 0 for t in tasks}  # cycles lost to full FIFOs
     progress = True
     remaining = sum(t.iters for t in tasks)
@@ -122,7 +121,6 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
             while len(issue[t.name]) < t.iters:
                 k = len(issue[t.name])
                 earliest = starts.get(t.name, 0) if k == 0 else issue[t.name][-1] + t.ii
-                free = earliest
                 ok = True
                 for e in ins[t.name]:
                     for j in reads_at[e.name].get(k, ()):
@@ -150,7 +148,6 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
                 if not ok:
                     break
                 issue[t.name].append(earliest)
-                ideal[t.name].append(free)
                 waited[t.name] += earliest - ready
                 for e in ins[t.name]:
                     for j in reads_at[e.name].get(k, ()):
@@ -209,8 +206,3 @@ def required_depths(tasks, edges, starts) -> dict[str, int]:
     """Peak occupancy of each FIFO when unbounded and tasks start at ``starts``."""
     res = simulate(tasks, edges, {e.name: None for e in edges}, starts)
     return {e: max(1, p) for e, p in res.peak.items()}
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b) if b else 0
-
