@@ -5,7 +5,10 @@ sum of edge delays along the path to be at least the sum of initial delays
 along it, and minimises the total delay.  Enumerating paths is exponential;
 with one start time ``s_t`` per task and ``delay(u, v) = s_v - s_u`` the same
 constraints are just ``s_v - s_u >= D_u`` per edge (every path sum telescopes),
-a polynomial LP that scipy's HiGHS solves exactly.
+a polynomial LP that scipy's HiGHS solves exactly.  ``D`` is taken per edge
+(:meth:`Edge.delay`: when the producer writes that edge's first token and when
+the consumer first reads it), which is the paper's initial delay for the
+proportional schedule.
 
 Depths are then the peak number of tokens in flight when tasks start at those
 offsets (the token simulator with unbounded FIFOs); the paper's closed forms
@@ -54,7 +57,7 @@ def start_offsets(tasks: list[Task], edges: list[Edge]) -> dict[str, int]:
         row = np.zeros(n)
         row[pos[e.src]], row[pos[e.dst]] = 1, -1  # s_u - s_v <= -D_u
         rows.append(row)
-        rhs.append(-by[e.src].initial_delay)
+        rhs.append(-e.delay(by[e.src], by[e.dst]))
     # a tiny weight on every start keeps the optimum at the earliest schedule
     c = c + 1e-6
     res = linprog(c, A_ub=np.array(rows), b_ub=np.array(rhs), bounds=[(0, None)] * n, method="highs")
@@ -91,7 +94,7 @@ def critical_path(tasks: list[Task], edges: list[Edge], starts: dict[str, int], 
     path = [target]
     cur = target
     while True:
-        preds = [e for e in edges if e.dst == cur and starts[e.src] + by[e.src].initial_delay == starts[cur]]
+        preds = [e for e in edges if e.dst == cur and starts[e.src] + e.delay(by[e.src], by[cur]) == starts[cur]]
         if not preds:
             return list(reversed(path))
         cur = preds[0].src
@@ -106,7 +109,10 @@ def explain(tasks: list[Task], edges: list[Edge], sizing: Sizing, edge: str) -> 
     s = sizing.starts
     delay = s[e.dst] - s[e.src]
     path = critical_path(tasks, edges, s, e.dst)
-    steps = " + ".join(f"D({p})={by[p].initial_delay}" for p in path[:-1]) or "0"
+    def hop(a: str, b: str) -> int:
+        return max(x.delay(by[a], by[b]) for x in edges if x.src == a and x.dst == b)
+
+    steps = " + ".join(f"D({a})={hop(a, b)}" for a, b in zip(path, path[1:])) or "0"
     return (f"FIFO '{edge}' ({e.src} -> {e.dst}, {e.tokens} tokens): depth {sizing.depths[edge]}.\n"
             f"  {e.dst} starts at {s[e.dst]}, {delay} cycles after {e.src}, forced by the path "
             f"{' -> '.join(path)} ({steps}).\n"

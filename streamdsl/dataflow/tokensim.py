@@ -13,6 +13,10 @@ Timing model (the paper's, at token granularity):
   whole tensor sent as one token, is complete only when its share of the
   iterations is done) and read by consumer iteration
   ``floor(j * (iters_c - drain_c) / T)`` (the first iteration that needs it).
+* An edge may instead give its schedule explicitly: ``Edge.writes[j]`` is the
+  producer iteration that writes token ``j`` and ``Edge.reads[j]`` the
+  consumer iteration that reads it (a kernel task's schedule comes from its
+  loop nest: :mod:`.access`).
 * A write at cycle ``t`` needs a free slot: the token ``depth`` places earlier
   must have been read before ``t``; a read may take a token written in the same
   cycle.  A full FIFO stalls its producer, an empty one its consumer.
@@ -61,6 +65,18 @@ class Edge:
     src: str
     dst: str
     tokens: int
+    writes: tuple[int, ...] | None = None  # producer iteration of each token (None: proportional)
+    reads: tuple[int, ...] | None = None  # consumer iteration of each token (None: proportional)
+
+    def write_iter(self, src: "Task", j: int) -> int:
+        return self.writes[j] if self.writes is not None else _writer_iter(src, j, self.tokens)
+
+    def read_iter(self, dst: "Task", j: int) -> int:
+        return self.reads[j] if self.reads is not None else _reader_iter(dst, j, self.tokens)
+
+    def delay(self, src: "Task", dst: "Task") -> int:
+        """Cycles from the producer's start to the consumer's start that let token 0 arrive in time."""
+        return self.write_iter(src, 0) * src.ii + src.lat - self.read_iter(dst, 0) * dst.ii
 
 
 @dataclass
@@ -106,8 +122,8 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
     for e in edges:
         r, w = {}, {}
         for j in range(e.tokens):
-            r.setdefault(_reader_iter(by[e.dst], j, e.tokens), []).append(j)
-            w.setdefault(_writer_iter(by[e.src], j, e.tokens), []).append(j)
+            r.setdefault(e.read_iter(by[e.dst], j), []).append(j)
+            w.setdefault(e.write_iter(by[e.src], j), []).append(j)
         reads_at[e.name], writes_at[e.name] = r, w
     wtime: dict[str, list[int | None]] = {e.name: [None] * e.tokens for e in edges}
     rtime: dict[str, list[int | None]] = {e.name: [None] * e.tokens for e in edges}
