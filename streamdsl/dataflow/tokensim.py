@@ -30,7 +30,10 @@ tasks wait on each other and :class:`DeadlockError` names them.
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..errors import StreamDSLError
 
@@ -106,6 +109,25 @@ def _reader_iter(task: Task, j: int, tokens: int) -> int:
     return (j * (task.iters - task.drain)) // tokens
 
 
+def _peak_by_events(wt: list, rt: list) -> int:
+    events = [(w, 0) for w in wt] + [(r, 1) for r in rt]
+    events.sort(key=lambda x: (x[0], x[1]))  # a write lands before a same-cycle read leaves
+    occ = best = 0
+    cur_t = None
+    pending_reads = 0
+    for time, kind in events:
+        if time != cur_t:
+            occ -= pending_reads
+            pending_reads = 0
+            cur_t = time
+        if kind == 0:
+            occ += 1
+            best = max(best, occ)
+        else:
+            pending_reads += 1
+    return best
+
+
 def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None],
              starts: dict[str, int] | None = None) -> SimResult:
     """Run the model; ``depths[e] = None`` is an unbounded FIFO."""
@@ -116,63 +138,88 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
     for e in edges:
         outs[e.src].append(e)
         ins[e.dst].append(e)
-    # per edge: which tokens each iteration reads / writes
-    reads_at: dict[str, dict[int, list[int]]] = {}
-    writes_at: dict[str, dict[int, list[int]]] = {}
-    for e in edges:
-        r, w = {}, {}
-        for j in range(e.tokens):
-            r.setdefault(e.read_iter(by[e.dst], j), []).append(j)
-            w.setdefault(e.write_iter(by[e.src], j), []).append(j)
-        reads_at[e.name], writes_at[e.name] = r, w
     wtime: dict[str, list[int | None]] = {e.name: [None] * e.tokens for e in edges}
     rtime: dict[str, list[int | None]] = {e.name: [None] * e.tokens for e in edges}
+    # per task and iteration: the tokens it reads, as (write times, read times, token), and
+    # writes, as (write times, read times, token, token whose slot it reuses or -1)
+    # (an iteration that moves no token keeps the shared empty tuple)
+    takes: dict[str, list] = {t.name: [()] * t.iters for t in tasks}
+    puts: dict[str, list] = {t.name: [()] * t.iters for t in tasks}
+    for e in edges:
+        wt, rt, d = wtime[e.name], rtime[e.name], depths.get(e.name)
+        src, dst, n = by[e.src], by[e.dst], e.tokens
+        tk, pt = takes[e.dst], puts[e.src]
+        rd = e.reads if e.reads is not None else [_reader_iter(dst, j, n) for j in range(n)]
+        wr = e.writes if e.writes is not None else [_writer_iter(src, j, n) for j in range(n)]
+        nr, nw = len(tk), len(pt)
+        for j in range(n):  # a token outside the iterations is never read / written
+            k = rd[j]
+            if 0 <= k < nr:
+                if tk[k]:
+                    tk[k].append((wt, rt, j))
+                else:
+                    tk[k] = [(wt, rt, j)]
+            k = wr[j]
+            if 0 <= k < nw:
+                item = (wt, rt, j, j - d if d is not None and j >= d else -1)
+                if pt[k]:
+                    pt[k].append(item)
+                else:
+                    pt[k] = [item]
     issue: dict[str, list[int]] = {t.name: [] for t in tasks}
     waited: dict[str, int] = {t.name: 0 for t in tasks}  # cycles lost to full FIFOs
-    progress = True
-    remaining = sum(t.iters for t in tasks)
-    while remaining and progress:
-        progress = False
-        for t in tasks:
-            while len(issue[t.name]) < t.iters:
-                k = len(issue[t.name])
-                earliest = starts.get(t.name, 0) if k == 0 else issue[t.name][-1] + t.ii
-                ok = True
-                for e in ins[t.name]:
-                    for j in reads_at[e.name].get(k, ()):
-                        w = wtime[e.name][j]
-                        if w is None:
-                            ok = False
-                            break
-                        earliest = max(earliest, w)
-                    if not ok:
-                        break
-                if not ok:
+    # Issue times are the least fixpoint of their max-plus recurrences, so any order of
+    # evaluation gives the same schedule: run each task as far as it can go, and retry a
+    # task only after a neighbour has issued (its tokens or free slots may now be there).
+    wake = {t.name: list(dict.fromkeys([by[e.src] for e in ins[t.name]] + [by[e.dst] for e in outs[t.name]]))
+            for t in tasks}
+    queue = deque(tasks)
+    queued = {t.name for t in tasks}
+    while queue:
+        t = queue.popleft()
+        name = t.name
+        queued.discard(name)
+        iss, tk, pt, ii, lat = issue[name], takes[name], puts[name], t.ii, t.lat
+        k0 = k = len(iss)
+        lost = 0
+        while k < t.iters:
+            earliest = starts.get(name, 0) if k == 0 else iss[-1] + ii
+            ok = True
+            for wt, _, j in tk[k]:
+                w = wt[j]
+                if w is None:
+                    ok = False
                     break
-                ready = earliest  # inputs present; anything later is back-pressure
-                for e in outs[t.name]:
-                    d = depths.get(e.name)
-                    for j in writes_at[e.name].get(k, ()):
-                        if d is not None and j - d >= 0:
-                            r = rtime[e.name][j - d]
-                            if r is None:
-                                ok = False
-                                break
-                            earliest = max(earliest, r + 1 - t.lat)
-                    if not ok:
+                if w > earliest:
+                    earliest = w
+            if not ok:
+                break
+            ready = earliest  # inputs present; anything later is back-pressure
+            for _, rt, _, jd in pt[k]:
+                if jd >= 0:
+                    r = rt[jd]
+                    if r is None:
+                        ok = False
                         break
-                if not ok:
-                    break
-                issue[t.name].append(earliest)
-                waited[t.name] += earliest - ready
-                for e in ins[t.name]:
-                    for j in reads_at[e.name].get(k, ()):
-                        rtime[e.name][j] = earliest
-                for e in outs[t.name]:
-                    for j in writes_at[e.name].get(k, ()):
-                        wtime[e.name][j] = earliest + t.lat
-                remaining -= 1
-                progress = True
+                    if r + 1 - lat > earliest:
+                        earliest = r + 1 - lat
+            if not ok:
+                break
+            iss.append(earliest)
+            lost += earliest - ready
+            for _, rt, j in tk[k]:
+                rt[j] = earliest
+            done = earliest + lat
+            for wt, _, j, _ in pt[k]:
+                wt[j] = done
+            k += 1
+        if k > k0:
+            waited[name] += lost
+            for u in wake[name]:
+                if u.name not in queued:
+                    queued.add(u.name)
+                    queue.append(u)
+    remaining = sum(t.iters - len(issue[t.name]) for t in tasks)
     if remaining:
         blocked = []
         for t in tasks:
@@ -180,12 +227,13 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
             if k < t.iters:
                 why = []
                 for e in ins[t.name]:
-                    if any(wtime[e.name][j] is None for j in reads_at[e.name].get(k, ())):
+                    wt = wtime[e.name]
+                    if any(w is wt and w[j] is None for w, _, j in takes[t.name][k]):
                         why.append(f"waits for a token on '{e.name}' (empty)")
                 for e in outs[t.name]:
                     d = depths.get(e.name)
-                    if d is not None and any(j - d >= 0 and rtime[e.name][j - d] is None
-                                             for j in writes_at[e.name].get(k, ())):
+                    rt = rtime[e.name]
+                    if d is not None and any(r is rt and jd >= 0 and r[jd] is None for _, r, _, jd in puts[t.name][k]):
                         why.append(f"waits for space on '{e.name}' (full at depth {d})")
                 blocked.append(f"{t.name} (iteration {k}) {' and '.join(why)}")
         raise DeadlockError("the dataflow deadlocks: " + "; ".join(blocked),
@@ -197,22 +245,15 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
         stall[t.name] = sum(max(0, s[k] - (s[k - 1] + t.ii)) for k in range(1, len(s)))
     peak = {}
     for e in edges:
-        events = [(w, 0) for w in wtime[e.name]] + [(r, 1) for r in rtime[e.name]]
-        events.sort(key=lambda x: (x[0], x[1]))  # a write lands before a same-cycle read leaves
-        occ = best = 0
-        cur_t = None
-        pending_reads = 0
-        for time, kind in events:
-            if time != cur_t:
-                occ -= pending_reads
-                pending_reads = 0
-                cur_t = time
-            if kind == 0:
-                occ += 1
-                best = max(best, occ)
-            else:
-                pending_reads += 1
-        peak[e.name] = best
+        # a write lands before a same-cycle read leaves: the FIFO holds, right after the
+        # i-th write (in time order) at cycle w, i + 1 tokens minus those read before w
+        wt, rt = wtime[e.name], rtime[e.name]
+        if None in wt or None in rt:  # tokens never moved: count them by events
+            peak[e.name] = _peak_by_events(wt, rt)
+            continue
+        w = np.sort(np.array(wt, dtype=np.int64))
+        r = np.sort(np.array(rt, dtype=np.int64))
+        peak[e.name] = int((np.arange(1, len(w) + 1) - np.searchsorted(r, w, "left")).max()) if len(w) else 0
     end = max((issue[t.name][-1] + t.lat for t in tasks if issue[t.name]), default=0)
     return SimResult(end, busy, stall, peak, {t.name: (issue[t.name][0] if issue[t.name] else 0) for t in tasks},
                      waited)
