@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import linprog
+from scipy.sparse import csr_matrix
 
 from ..errors import StreamDSLError
 from .tokensim import Edge, Task, required_depths
@@ -49,18 +50,20 @@ def start_offsets(tasks: list[Task], edges: list[Edge]) -> dict[str, int]:
     n = len(names)
     if not edges:
         return {t: 0 for t in names}
-    c = np.zeros(n)
-    rows, rhs = [], []
-    for e in edges:
-        c[pos[e.dst]] += 1
-        c[pos[e.src]] -= 1
-        row = np.zeros(n)
-        row[pos[e.src]], row[pos[e.dst]] = 1, -1  # s_u - s_v <= -D_u
-        rows.append(row)
-        rhs.append(-e.delay(by[e.src], by[e.dst]))
+    m = len(edges)
+    src = np.fromiter((pos[e.src] for e in edges), dtype=np.int64, count=m)
+    dst = np.fromiter((pos[e.dst] for e in edges), dtype=np.int64, count=m)
+    rhs = np.fromiter((-e.delay(by[e.src], by[e.dst]) for e in edges), dtype=float, count=m)
+    # the objective, the sum of s_v - s_u over edges, counts in-edges minus out-edges per task
+    c = np.bincount(dst, minlength=n) - np.bincount(src, minlength=n).astype(float)
+    # row i: s_u - s_v <= -D_u (sparse: two entries per row, one per edge)
+    data = np.tile([1.0, -1.0], m)
+    data[0::2][src == dst] = 0.0  # a self-loop keeps only its -1, as a dense row would
+    A = csr_matrix((data, np.column_stack([src, dst]).ravel(), np.arange(0, 2 * m + 1, 2)), shape=(m, n))
+    A.eliminate_zeros()
     # a tiny weight on every start keeps the optimum at the earliest schedule
     c = c + 1e-6
-    res = linprog(c, A_ub=np.array(rows), b_ub=np.array(rhs), bounds=[(0, None)] * n, method="highs")
+    res = linprog(c, A_ub=A, b_ub=rhs, bounds=(0, None), method="highs")
     if res.status != 0:
         raise FifoSizingError(f"the start-time LP has no solution ({res.message})",
                               hint="the task graph must be acyclic")
