@@ -28,6 +28,13 @@ def closure_env(fn, scope: dict[str, Any] | None = None) -> dict[str, Any]:
 
 def parse_function(fn, resolve_kernel: Callable[[Any, Any], Kernel | None],
                    scope: dict[str, Any] | None = None) -> Kernel:
-    """Translate ``fn`` into a :class:`Kernel`; ``resolve_kernel`` maps callees to their IR."""
+    """Translate ``fn`` into a :class:`Kernel`; ``resolve_kernel`` maps callees to their IR.
+
+    The kernel is named after ``fn.__name__``, so a factory can give each size its own
+    name (``fn.__name__ = f"linear_{m}x{n}"``): distinct kernels called from one kernel
+    or dataflow, and the C++ functions they become, need distinct names.
+    """
     src = get_source(fn)
-    return KernelVisitor(src, closure_env(fn, scope), resolve_kernel).kernel()
+    name = getattr(fn, "__name__", None)
+    name = name if isinstance(name, str) and name.isidentifier() else None
+    return KernelVisitor(src, closure_env(fn, scope), resolve_kernel, name).kernel()

@@ -74,8 +74,9 @@ class Symbol:
 
 
 class KernelVisitor(ast.NodeVisitor):
-    def __init__(self, src: Source, env: dict[str, Any], resolve_kernel):
+    def __init__(self, src: Source, env: dict[str, Any], resolve_kernel, name: str | None = None):
         self.src = src
+        self.name = name or src.tree.name  # the kernel's name: its function's __name__
         self.env = env
         self.resolve_kernel = resolve_kernel  # object -> Kernel IR or None
         self.scopes: list[dict[str, Symbol]] = [{}]
@@ -215,7 +216,7 @@ class KernelVisitor(ast.NodeVisitor):
         if self.results and not (body and isinstance(body[-1], Return)):
             self.error(f, f"kernel '{f.name}' must end with a return of {', '.join(map(str, self.results))}",
                        cls=KernelTypeError, hint="return the output tensors as the last statement")
-        return Kernel(f.name, tuple(params), self.results, tuple(body), callees=tuple(self.callees.values()),
+        return Kernel(self.name, tuple(params), self.results, tuple(body), callees=tuple(self.callees.values()),
                       loc=self.loc(f))
 
     def _result_types(self, node) -> tuple:
