@@ -1,0 +1,126 @@
+"""Activations and MLP blocks, fp32; weights in nn.Linear layout [out, in].
+
+* GELU, tanh form (GPT-2's gelu_new, Gemma's gelu_pytorch_tanh):
+  ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``.
+* SiLU: ``x * sigmoid(x)``.
+* SwiGLU (Llama, Qwen2): ``down(silu(gate x) * up x)``; GeGLU (Gemma): ``down(gelu(gate x) * up x)``.
+  Gate and up share one pass over x; none of them has a bias.
+* GPT-2: ``c_proj(gelu(c_fc x + b_fc)) + b_proj``.
+"""
+from __future__ import annotations
+
+import math
+
+import streamdsl as sd
+from streamdsl import f32
+
+from ._checks import named, sizes
+
+GELU_C = math.sqrt(2.0 / math.pi)
+
+
+def make_gelu(t: int, n: int):
+    """Tanh GELU of X f32[t, n], elementwise."""
+    sizes("gelu", t=t, n=n)
+
+    @sd.kernel
+    def gelu(X: f32[t, n]) -> f32[t, n]:
+        Y: f32[t, n] = 0.0
+        for i, j in sd.grid(t, n):
+            x: f32 = X[i, j]
+            Y[i, j] = 0.5 * x * (1.0 + sd.tanh(GELU_C * (x + 0.044715 * x * x * x)))
+        return Y
+
+    return named(gelu, "gelu", t, n)
+
+
+def make_silu(t: int, n: int):
+    """SiLU of X f32[t, n], elementwise."""
+    sizes("silu", t=t, n=n)
+
+    @sd.kernel
+    def silu(X: f32[t, n]) -> f32[t, n]:
+        Y: f32[t, n] = 0.0
+        for i, j in sd.grid(t, n):
+            Y[i, j] = X[i, j] * sd.sigmoid(X[i, j])
+        return Y
+
+    return named(silu, "silu", t, n)
+
+
+def make_swiglu_mlp(t: int, hidden: int, inter: int):
+    """``down(silu(X Wg^T) * (X Wu^T))``: X f32[t, hidden], Wg, Wu f32[inter, hidden], Wd f32[hidden, inter]."""
+    sizes("swiglu_mlp", t=t, hidden=hidden, inter=inter)
+
+    @sd.kernel
+    def swiglu_mlp(X: f32[t, hidden], Wg: f32[inter, hidden], Wu: f32[inter, hidden],
+                   Wd: f32[hidden, inter]) -> f32[t, hidden]:
+        A: f32[t, inter] = 0.0
+        for i, c in sd.grid(t, inter):
+            g: f32 = 0.0
+            u: f32 = 0.0
+            for k in range(hidden):
+                g += X[i, k] * Wg[c, k]
+                u += X[i, k] * Wu[c, k]
+            A[i, c] = g * sd.sigmoid(g) * u
+        Y: f32[t, hidden] = 0.0
+        for i, o in sd.grid(t, hidden):
+            acc: f32 = 0.0
+            for c in range(inter):
+                acc += A[i, c] * Wd[o, c]
+            Y[i, o] = acc
+        return Y
+
+    return named(swiglu_mlp, "swiglu_mlp", t, hidden, inter)
+
+
+def make_geglu_mlp(t: int, hidden: int, inter: int):
+    """``down(gelu(X Wg^T) * (X Wu^T))`` (Gemma), with the tanh GELU; shapes as :func:`make_swiglu_mlp`."""
+    sizes("geglu_mlp", t=t, hidden=hidden, inter=inter)
+
+    @sd.kernel
+    def geglu_mlp(X: f32[t, hidden], Wg: f32[inter, hidden], Wu: f32[inter, hidden],
+                  Wd: f32[hidden, inter]) -> f32[t, hidden]:
+        A: f32[t, inter] = 0.0
+        for i, c in sd.grid(t, inter):
+            g: f32 = 0.0
+            u: f32 = 0.0
+            for k in range(hidden):
+                g += X[i, k] * Wg[c, k]
+                u += X[i, k] * Wu[c, k]
+            A[i, c] = 0.5 * g * (1.0 + sd.tanh(GELU_C * (g + 0.044715 * g * g * g))) * u
+        Y: f32[t, hidden] = 0.0
+        for i, o in sd.grid(t, hidden):
+            acc: f32 = 0.0
+            for c in range(inter):
+                acc += A[i, c] * Wd[o, c]
+            Y[i, o] = acc
+        return Y
+
+    return named(geglu_mlp, "geglu_mlp", t, hidden, inter)
+
+
+def make_gpt2_mlp(t: int, hidden: int, inter: int):
+    """GPT-2 MLP: X f32[t, hidden], W_fc f32[inter, hidden], b_fc f32[inter], W_proj f32[hidden, inter],
+    b_proj f32[hidden] -> ``gelu(X W_fc^T + b_fc) W_proj^T + b_proj``."""
+    sizes("gpt2_mlp", t=t, hidden=hidden, inter=inter)
+
+    @sd.kernel
+    def gpt2_mlp(X: f32[t, hidden], W_fc: f32[inter, hidden], b_fc: f32[inter], W_proj: f32[hidden, inter],
+                 b_proj: f32[hidden]) -> f32[t, hidden]:
+        A: f32[t, inter] = 0.0
+        for i, c in sd.grid(t, inter):
+            acc: f32 = 0.0
+            for k in range(hidden):
+                acc += X[i, k] * W_fc[c, k]
+            x: f32 = acc + b_fc[c]
+            A[i, c] = 0.5 * x * (1.0 + sd.tanh(GELU_C * (x + 0.044715 * x * x * x)))
+        Y: f32[t, hidden] = 0.0
+        for i, o in sd.grid(t, hidden):
+            acc: f32 = 0.0
+            for c in range(inter):
+                acc += A[i, c] * W_proj[o, c]
+            Y[i, o] = acc + b_proj[o]
+        return Y
+
+    return named(gpt2_mlp, "gpt2_mlp", t, hidden, inter)

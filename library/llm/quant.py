@@ -1,0 +1,129 @@
+"""Quantised linears W8A8 and W4A8, and the offline weight quantiser.
+
+The scheme (symmetric, no zero points):
+
+* Weights, offline (:func:`quantize_weights`, NumPy): per output channel o,
+  ``sw[o] = max|W[o, :]| / qmax`` (1.0 for an all-zero row) and
+  ``Wq[o, k] = clip(rint(W[o, k] / sw[o]), -qmax, qmax)``, all in fp32, with
+  ``qmax = 127`` for int8 and ``7`` for int4 (``sd.Int(4)``, stored in int8 arrays).
+* Activations, in the kernel, per token (row) r: ``sx[r] = max|x[r, :]| / 127``
+  (1.0 for an all-zero row) and ``xq[r, k] = clip(rint(x[r, k] / sx[r]), -127, 127)``
+  as int8.  ``rint`` rounds half to even.  The kernel has no rounding op, so it
+  rounds with the fp32 identity ``rint(v) == (v + 1.5*2**23) - 1.5*2**23``,
+  exact for ``|v| < 2**22`` (here ``|v| <= 127``).
+* ``acc[r, o] = sum_k int32(xq[r, k]) * int32(Wq[o, k])`` in int32 (the factory
+  refuses sizes that could overflow it).
+* ``y[r, o] = (f32(acc[r, o]) * sx[r]) * sw[o]  (+ b[o])``, evaluated left to right in fp32.
+
+What is exact: every step above is an IEEE fp32 operation (division, max, add,
+multiply, int32 -> f32 rounding) or integer arithmetic, so the kernel's
+``xq``, ``sx``, ``acc`` and ``y`` are bit-identical to a NumPy implementation
+of the same formulas in the same order (``ref.quantize_rows``,
+``ref.linear_w8a8``); the tests check them with ``np.array_equal``.  The
+C-simulation computes the same bits (g++ with ``-ffp-contract=off``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import streamdsl as sd
+from streamdsl import f32, i8, i32
+
+from ._checks import fail, named, sizes
+
+ROUND = 12582912.0  # 1.5 * 2**23: adding and subtracting it rounds an fp32 |v| < 2**22 to an integer, ties to even
+I4 = sd.Int(4)
+
+
+def qmax(bits: int) -> int:
+    return (1 << (bits - 1)) - 1
+
+
+def quantize_weights(W: np.ndarray, bits: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """Offline per-output-channel symmetric quantisation of W f32[out, in] -> (Wq int8[out, in], sw f32[out]).
+
+    ``bits`` is 8 or 4; int4 values (-7..7) are stored in an int8 array, as ``sd.Int(4)`` parameters expect.
+    """
+    if bits not in (4, 8):
+        fail(f"quantize_weights: bits must be 4 or 8, got {bits!r}", hint="W8A8 uses bits=8, W4A8 bits=4")
+    W = np.asarray(W, dtype=np.float32)
+    if W.ndim != 2:
+        fail(f"quantize_weights: W must be 2-D [out, in], got shape {W.shape}", hint="pass an nn.Linear weight")
+    q = np.float32(qmax(bits))
+    amax = np.abs(W).max(axis=1)
+    sw = np.where(amax > 0, amax / q, np.float32(1.0)).astype(np.float32)
+    Wq = np.clip(np.rint(W / sw[:, None]), -q, q).astype(np.int8)
+    return Wq, sw
+
+
+def make_quantize_rows(t: int, n: int):
+    """Dynamic per-row int8 quantisation: X f32[t, n] -> (Xq i8[t, n], sx f32[t]) (scheme in the module docstring)."""
+    sizes("quantize_rows", t=t, n=n)
+
+    @sd.kernel
+    def quantize_rows(X: f32[t, n]) -> (i8[t, n], f32[t]):
+        Xq: i8[t, n] = 0
+        sx: f32[t] = 0.0
+        for i in range(t):
+            amax: f32 = 0.0
+            for k in range(n):
+                amax = max(amax, abs(X[i, k]))
+            s: f32 = amax / 127.0 if amax > 0.0 else 1.0
+            sx[i] = s
+            for k in range(n):
+                v: f32 = X[i, k] / s
+                v = (v + ROUND) - ROUND  # round half to even
+                Xq[i, k] = sd.cast(min(max(v, -127.0), 127.0), i8)
+        return Xq, sx
+
+    return named(quantize_rows, "quantize_rows", t, n)
+
+
+def _quant_linear(name: str, t: int, n_in: int, n_out: int, wbits: int, bias: bool):
+    sizes(name, t=t, n_in=n_in, n_out=n_out)
+    if n_in * 127 * qmax(wbits) > 2**31 - 1:
+        fail(f"{name}: n_in={n_in} can overflow the int32 accumulator ({n_in} * 127 * {qmax(wbits)} > 2**31 - 1)",
+             hint="split the reduction into chunks of at most "
+                  f"{(2**31 - 1) // (127 * qmax(wbits))} inputs and add the dequantised partial sums")
+    quantize_rows = make_quantize_rows(t, n_in)
+    wt = i8 if wbits == 8 else I4
+    if bias:
+
+        @sd.kernel
+        def linear_q(X: f32[t, n_in], Wq: wt[n_out, n_in], sw: f32[n_out], b: f32[n_out]) -> f32[t, n_out]:
+            Xq, sx = quantize_rows(X)
+            Y: f32[t, n_out] = 0.0
+            for i, o in sd.grid(t, n_out):
+                acc: i32 = 0
+                for k in range(n_in):
+                    acc += sd.cast(Xq[i, k], i32) * sd.cast(Wq[o, k], i32)
+                Y[i, o] = sd.cast(acc, f32) * sx[i] * sw[o] + b[o]
+            return Y
+
+        return named(linear_q, f"linear_w{wbits}a8", t, n_in, n_out)
+
+    @sd.kernel
+    def linear_q_nobias(X: f32[t, n_in], Wq: wt[n_out, n_in], sw: f32[n_out]) -> f32[t, n_out]:
+        Xq, sx = quantize_rows(X)
+        Y: f32[t, n_out] = 0.0
+        for i, o in sd.grid(t, n_out):
+            acc: i32 = 0
+            for k in range(n_in):
+                acc += sd.cast(Xq[i, k], i32) * sd.cast(Wq[o, k], i32)
+            Y[i, o] = sd.cast(acc, f32) * sx[i] * sw[o]
+        return Y
+
+    return named(linear_q_nobias, f"linear_w{wbits}a8_nobias", t, n_in, n_out)
+
+
+def make_linear_w8a8(t: int, n_in: int, n_out: int, bias: bool = False):
+    """W8A8 linear: X f32[t, n_in], Wq i8[n_out, n_in], sw f32[n_out] (+ b f32[n_out]) -> f32[t, n_out].
+
+    Wq and sw come from ``quantize_weights(W, bits=8)``; X is quantised per row inside the kernel.
+    """
+    return _quant_linear("linear_w8a8", t, n_in, n_out, 8, bias)
+
+
+def make_linear_w4a8(t: int, n_in: int, n_out: int, bias: bool = False):
+    """W4A8 linear: like :func:`make_linear_w8a8` with Wq ``sd.Int(4)[n_out, n_in]`` (int8 arrays holding -7..7)."""
+    return _quant_linear("linear_w4a8", t, n_in, n_out, 4, bias)
