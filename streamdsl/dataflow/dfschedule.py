@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ..errors import ScheduleError, caller_loc, user_facing
+from ..errors import ScheduleError, StreamDSLError, caller_loc, user_facing
 from ..ir.nodes import Kernel
 from ..schedule.schedule import Schedule
 from . import fifo as F
@@ -403,6 +403,22 @@ class DataflowSchedule:
         for f in low.streams:
             total[low.nodes[f.dst].region] += self.depth(f.name)[0] * f.token_bytes
         return total
+
+    # ------------------------------------------------------------------ build
+    @user_facing
+    def build(self, target: str = "hls", output=None, board: str = "u55c", overwrite: bool = False):
+        """The Vitis HLS project of the design as it stands (``.csim(*arrays)`` runs it with g++)."""
+        if target != "hls":
+            raise _err("build", f"unknown target {target!r}", hint='use target="hls"')
+        from ..backend.hls.dataflow import build
+
+        loc = caller_loc()
+        try:
+            return build(self, output=output, board=board, overwrite=overwrite)
+        except StreamDSLError as err:
+            if err.loc is None:
+                err.loc = loc
+            raise
 
     # ------------------------------------------------------------------ print
     def __str__(self) -> str:

@@ -24,8 +24,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .access import StepTables, step_tables
 from .graph import DataflowGraph
 from .itensor import Converter, ITensor, converter
+from ..errors import ShapeError
+from ..ir.nodes import Kernel, Return
 from .layout import DMA, whole
 from .timing import converter_task, dma_task, fork_task, kernel_task, local_bytes
 from .tokensim import Edge, Task
@@ -41,6 +44,16 @@ class Node:
     converter: Converter | None = None
     dma: DMA | None = None
     local_bytes: int = 0
+    tables: StepTables | None = None  # kernel tasks: when each token moves
+    ports: dict[str, tuple[str, ...]] = field(default_factory=dict)  # kernel tasks: edge -> kernel names
+
+    def schedule_of(self, edge: str, reading: bool) -> tuple[int, ...] | None:
+        """The iteration that moves each token of ``edge`` (None: not a kernel task)."""
+        if self.tables is None:
+            return None
+        _, reads, writes = self.tables.iterations
+        per = [(reads if reading else writes)[n] for n in self.ports[edge]]
+        return tuple(min(x) for x in zip(*per))
 
 
 @dataclass
@@ -81,7 +94,12 @@ class Lowered:
         return [n.sim for n in self.nodes.values()]
 
     def sim_edges(self) -> list[Edge]:
-        return [Edge(f.name, f.src, f.dst, f.tokens) for f in self.fifos]
+        out = []
+        for f in self.fifos:
+            w = self.nodes[f.src].schedule_of(f.edge, False) if f.kind == "fifo" else None
+            r = self.nodes[f.dst].schedule_of(f.edge, True) if f.kind == "fifo" else None
+            out.append(Edge(f.name, f.src, f.dst, f.tokens, w, r))
+        return out
 
 
 class _Builder:
@@ -120,11 +138,20 @@ class _Builder:
 
     def build(self) -> Lowered:
         for t in self.g.tasks.values():  # kernel tasks first, in program order
-            ins = [self.consumer_layout(e, t.name).num_tokens for e in t.inputs if e is not None]
-            outs = [self.producer_layout(e).num_tokens for e in t.outputs]
             k = self.kernels(t.name)
-            self.add(Node(t.name, "task", self.regions[t.name], None,
-                          kernel_task(t.name, k, max(ins + outs)), local_bytes=local_bytes(k)))
+            ports: dict[str, tuple[str, ...]] = {}
+            ins: dict[str, ITensor] = {}
+            for p, e in zip(k.params, t.inputs):
+                if e is not None:
+                    ins[p.name] = self.consumer_layout(e, t.name)
+                    ports[e] = ports.get(e, ()) + (p.name,)
+            outs: dict[str, ITensor] = {}
+            for n, e in zip(result_locals(k), t.outputs):
+                outs[n] = self.producer_layout(e)
+                ports[e] = ports.get(e, ()) + (n,)
+            tables = step_tables(k, ins, outs)
+            self.add(Node(t.name, "task", self.regions[t.name], None, kernel_task(t.name, k, tables.iterations[0]),
+                          local_bytes=local_bytes(k), tables=tables, ports=ports))
         for e in self.g.edges.values():
             self.pending = []
             self.edge(e.name)
@@ -208,6 +235,16 @@ class _Builder:
         for f in drams:
             f.name = f"{e}:dram" if len(drams) == 1 else f"{e}:dram->{f.dst}"
         self.out.fifos.extend(real + drams)
+
+
+def result_locals(k: Kernel) -> list[str]:
+    """The local tensor each result of ``k`` returns (what its output stream is written from)."""
+    ret = next((s for s in reversed(k.body) if isinstance(s, Return)), None)
+    names = [v.name for v in ret.values] if ret is not None else []
+    if len(names) != len(set(names)) or any(n in {p.name for p in k.params} for n in names):
+        raise ShapeError(f"kernel '{k.name}' returns an input or one tensor twice; a dataflow task writes each "
+                         "result from a local tensor of its own")
+    return names
 
 
 def lower(g: DataflowGraph, kernels, regions: dict[str, int], prod: dict[str, ITensor],

@@ -7,6 +7,7 @@ from df_kernels import (
 )
 from streamdsl.dataflow import DataflowSchedule, DeadlockError
 from streamdsl.dataflow.itensor import ITensor
+from streamdsl.dataflow.tokensim import simulate
 from streamdsl.ir.nodes import CallKernel, Return
 
 FIG5_B = "itensor<4x2xf32, [4,2]*[2,4], (d0,d1)->(d1,d0)>"
@@ -116,7 +117,7 @@ def test_unfused_edges_go_through_dram_fused_edges_are_fifos():
     assert stores == ["store_h", "store_r", "store_y"]
     assert [f.name for f in g.lowered().fifos if f.kind == "dram"] == ["h:dram", "r:dram"]
     unfused = g.simulate()
-    assert unfused.starts["relu"] >= unfused.starts["gemm_1"] + 5000  # waits for gemm_1 to finish via DRAM
+    assert unfused.starts["load_h"] >= unfused.starts["gemm_1"] + 5000  # reads h once gemm_1 finished, via DRAM
     g.fuse(*g.tasks())
     assert sorted(d.name for d in g.dmas()) == ["load_w1", "load_w2", "load_x", "store_y"]
     assert g.regions() == [["gemm_1", "relu", "gemm_2"]]
@@ -215,7 +216,7 @@ def test_size_fifos_removes_the_back_pressure_of_default_depths():
     g.size_fifos()
     res = g.simulate()
     assert all(v == 0 for v in res.backpressure.values()), res
-    assert res.stall["relu"] == 0 and res.cycles <= default.cycles
+    assert res.cycles <= default.cycles
 
 
 def bypass_design():
@@ -233,7 +234,11 @@ def test_bypass_fifo_depth_is_forced_by_the_path():
     assert (depth, src) == (4, "sized")  # the whole of a waits for relu_2's first token
     res = g.simulate()
     assert all(v == 0 for v in res.backpressure.values())
-    assert res.stall["relu_1"] == res.stall["relu_2"] == res.stall["add"] == 0
+    # the sized design runs as fast as one with unbounded FIFOs: what waiting is left is
+    # starvation behind the slow relu_1, which no depth removes
+    low = g.lowered()
+    unbounded = simulate(low.sim_tasks(), low.sim_edges(), {f.name: None for f in low.fifos})
+    assert res.cycles == unbounded.cycles
     why = g.explain_fifo(g.edge("a"), consumer=g.task("add"))
     assert "relu_1 -> fork_a -> cvt_a -> relu_2 -> add" in why
 

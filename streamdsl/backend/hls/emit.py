@@ -151,15 +151,7 @@ class Emitter:
 
     def stmt(self, s, depth: int) -> None:
         if isinstance(s, For):
-            cmp = "<" if s.step > 0 else ">"
-            inc = f"{s.var}++" if s.step == 1 else f"{s.var} += {s.step}"
-            self.emit(f"{self.label('L_' + s.var)}: for (int {s.var} = {self.index(s.start)}; {s.var} {cmp} {self.index(s.stop)}; {inc}) {{",
-                      depth)
-            if "pipeline" in s.attrs:
-                self.emit(f"#pragma HLS pipeline II={s.attrs.get('pipeline')}", depth + 1)
-            if "unroll" in s.attrs:
-                f = s.attrs.get("unroll")
-                self.emit("#pragma HLS unroll" if f == 0 else f"#pragma HLS unroll factor={f}", depth + 1)
+            self.open_for(s, depth)
             self.body(s.body, depth + 1)
             self.emit("}", depth)
         elif isinstance(s, Store):
@@ -191,6 +183,18 @@ class Emitter:
             self.ret(s, depth)
         else:
             raise AssertionError(type(s).__name__)
+
+    def open_for(self, s: For, depth: int) -> None:
+        """The labelled loop header and its pragmas; the caller emits the body and the brace."""
+        cmp = "<" if s.step > 0 else ">"
+        inc = f"{s.var}++" if s.step == 1 else f"{s.var} += {s.step}"
+        self.emit(f"{self.label('L_' + s.var)}: for (int {s.var} = {self.index(s.start)}; {s.var} {cmp} {self.index(s.stop)}; {inc}) {{",
+                  depth)
+        if "pipeline" in s.attrs:
+            self.emit(f"#pragma HLS pipeline II={s.attrs.get('pipeline')}", depth + 1)
+        if "unroll" in s.attrs:
+            f = s.attrs.get("unroll")
+            self.emit("#pragma HLS unroll" if f == 0 else f"#pragma HLS unroll factor={f}", depth + 1)
 
     def alloc(self, s: Alloc, depth: int) -> None:
         name = self.out_names.get(s.name, s.name)

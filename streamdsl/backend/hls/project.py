@@ -132,6 +132,12 @@ class HLSProject:
                 np.ascontiguousarray(np.asarray(v).astype(_np_transport(p.type.dtype if isinstance(p.type, TensorType) else p.type))).tofile(
                     os.path.join(tmp, f"in_{p.name}.bin"))
             run = subprocess.run([str(binary), tmp], capture_output=True, text=True, timeout=600)
+            if run.returncode == 3 and "deadlock" in run.stderr:
+                from ...dataflow.tokensim import DeadlockError
+
+                raise DeadlockError(f"the C-simulation of '{k.name}' deadlocks: "
+                                    f"{run.stderr.strip().removeprefix('streamdsl csim: deadlock: ')[:2000]}",
+                                    hint="deepen the FIFOs 'blocked on write (full)', or let g.size_fifos() size them")
             if run.returncode != 0:
                 raise CSimError(f"the C-simulation of '{k.name}' failed (exit {run.returncode}): "
                                 f"{(run.stderr or run.stdout).strip()[:2000]}")
@@ -182,16 +188,39 @@ class HLSProject:
         return binary
 
 
+@dataclass
+class DataflowProject(HLSProject):
+    """The project of a dataflow schedule: its top function runs the regions; ``report`` is the graph's."""
+
+    schedule: object = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        return "<Dataflow" + super().__repr__()[1:]
+
+    def report(self) -> str:
+        g = self.schedule
+        onchip = g.onchip_bytes()
+        lines = [str(g.simulate()), "on-chip bytes per region: " + ", ".join(f"{r}: {b}" for r, b in sorted(onchip.items()))]
+        return "\n".join(lines)
+
+
 def generate(k: Kernel, board: str = "u55c", source: str = "?") -> dict[str, str]:
     """The project's files as text (deterministic: identical input, identical bytes)."""
-    if board not in BOARDS:
-        raise HLSProjectError(f"unknown board {board!r}", hint=f"known boards: {', '.join(BOARDS)}")
-    part, clock = BOARDS[board]
     kernels = _kernels_in_order(k)
-    name = k.name
     functions = [function(x, top=(x is kernels[-1]), interface=interface_pragmas(x) if x is kernels[-1] else None)
                  for x in kernels]
     prototypes = [signature(x, x is kernels[-1])[0] for x in kernels]
+    return project_files(k, functions, prototypes, board, source)
+
+
+def project_files(k: Kernel, functions: list[str], prototypes: list[str], board: str, source: str,
+                  scratch: list[tuple[str, TensorType]] = (), includes: tuple[str, ...] = ()) -> dict[str, str]:
+    """The files of a project whose top function has ``k``'s params and results (plus ``scratch``
+    DRAM buffers the testbench allocates), defined by ``functions``."""
+    if board not in BOARDS:
+        raise HLSProjectError(f"unknown board {board!r}", hint=f"known boards: {', '.join(BOARDS)}")
+    part, clock = BOARDS[board]
+    name = k.name
     common = dict(name=name, version=_version(), source=source)
     args, results = [], []
     for p in k.params:
@@ -208,11 +237,14 @@ def generate(k: Kernel, board: str = "u55c", source: str = "?") -> dict[str, str
                             size=int(np.prod(shape)), file=f"out_{n}.bin", zero="[0]" * len(shape),
                             to_transport=_to_transport(dt, "flat[n]")))
     call_args = ", ".join([p.name for p in k.params] + [
-        f"result{n}" if isinstance(t, TensorType) else f"result{n}[0]" for n, t in enumerate(k.results)])
+        f"result{n}" if isinstance(t, TensorType) else f"result{n}[0]" for n, t in enumerate(k.results)]
+        + [b for b, _ in scratch])
+    bufs = [dict(name=b, ctype=ctype(t.dtype), dims=dims(t)) for b, t in scratch]
     files = {
-        f"{name}.h": _env.get_template("kernel.h.j2").render(prototypes=prototypes, **common),
+        f"{name}.h": _env.get_template("kernel.h.j2").render(prototypes=prototypes, includes=includes, **common),
         f"{name}.cpp": _env.get_template("kernel.cpp.j2").render(functions=functions, **common),
-        f"tb_{name}.cpp": _env.get_template("tb.cpp.j2").render(args=args, results=results, call_args=call_args, **common),
+        f"tb_{name}.cpp": _env.get_template("tb.cpp.j2").render(args=args, results=results, call_args=call_args,
+                                                                 scratch=bufs, **common),
         "run_hls.tcl": _env.get_template("run_hls.tcl.j2").render(part=part, clock_ns=f"{1000.0 / clock:g}", **common),
         "README.md": _env.get_template("README.md.j2").render(board=board, part=part, clock_mhz=f"{clock:g}", **common),
     }

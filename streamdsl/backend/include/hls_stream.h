@@ -247,13 +247,16 @@ inline void run_dataflow(F&&... procs) {
 
 }  // namespace sim
 
+// As in Vitis, hls::stream<T, DEPTH> derives from hls::stream<T> (DEPTH 0), so a
+// process taking hls::stream<T>& accepts a stream declared with a depth.
 template <typename T, int DEPTH = 0>
-class stream : public sim::detail::StreamBase {
-  static_assert(DEPTH >= 0, "stream depth must be >= 0 (0 = unbounded)");
+class stream;
 
+template <typename T>
+class stream<T, 0> : public sim::detail::StreamBase {
  public:
-  stream() : StreamBase(nullptr, DEPTH) {}
-  explicit stream(const char* name) : StreamBase(name, DEPTH) {}
+  stream() : StreamBase(nullptr, 0) {}
+  explicit stream(const char* name) : StreamBase(name, 0) {}
 
   // streamdsl extension: bound the FIFO (0 = unbounded).
   void set_depth(std::size_t depth) {
@@ -311,6 +314,18 @@ class stream : public sim::detail::StreamBase {
   }
 
   std::deque<T> q_;
+
+ protected:
+  stream(const char* name, std::size_t depth) : StreamBase(name, depth) {}
+};
+
+template <typename T, int DEPTH>
+class stream : public stream<T, 0> {
+  static_assert(DEPTH > 0, "stream depth must be > 0");
+
+ public:
+  stream() : stream<T, 0>(nullptr, DEPTH) {}
+  explicit stream(const char* name) : stream<T, 0>(name, DEPTH) {}
 };
 
 }  // namespace hls

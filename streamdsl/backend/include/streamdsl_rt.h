@@ -80,4 +80,10 @@ template <typename I, typename F> inline I cast_int(F x, long long lo, unsigned 
   return I((unsigned long long)v);
 }
 
+// One token of a dataflow stream: an element tile of N values, row-major
+// (the itensor's element shape flattened).  Streams carry whole tokens.
+template <typename T, int N> struct token {
+  T v[N];
+};
+
 }  // namespace sd

@@ -1,0 +1,482 @@
+"""A scheduled dataflow graph -> Vitis HLS C++: regions, streams, tasks, converters, DMAs.
+
+What a lowered graph (:mod:`streamdsl.dataflow.lower`) becomes:
+
+* **top function** ``<name>(inputs..., outputs..., dram_<edge>...)``: every
+  tensor is an ``m_axi`` port widened to the 512-bit bus
+  (``max_widen_bitwidth``); an edge between two regions travels through a
+  DRAM buffer the host allocates (``dram_<edge>``).  It calls the regions in
+  order.
+* **region function** with ``#pragma HLS dataflow``: its streams
+  (``hls::stream<sd::token<T, N>, depth>`` plus ``#pragma HLS stream
+  depth=``, the depth the schedule holds) and one process per node.  In
+  C-simulation the processes run on their own threads
+  (``hls::sim::run_dataflow``) over bounded streams, so a design that would
+  deadlock in hardware is reported as a deadlock instead of passing (vendor
+  C-sim runs processes one after another over unbounded streams).
+* **kernel task**: the kernel's own loop nest over local buffers, with its
+  streams read and written between steps as :mod:`streamdsl.dataflow.access`
+  computed (``need_*`` / ``done_*`` tables), so it moves tokens when the token
+  simulator says it does.
+* **converter**: two processes around a ping-pong buffer (a depth-2 stream of
+  whole blocks): ``_fill`` takes one block of source tokens, ``_drain`` emits
+  it in the destination order while the next block fills.
+* **fork**: one read, one write per branch; **load/store DMA**: tile gathers and
+  scatters between the ``m_axi`` array and the stream.
+
+Where the token simulator moves several tokens in one atomic iteration, the
+C code moves them one after the other: it reads first the FIFO whose first
+token arrives latest and writes first to the FIFO that is read latest (in
+the LP schedule), so it blocks where the simulator does -- a full bypass
+blocks the writer before the short path gets its token.
+"""
+from __future__ import annotations
+
+import math
+
+from ...dataflow.access import StepTables, loop_steps
+from ...dataflow.itensor import Converter, ITensor
+from ...dataflow.lower import Fifo, Lowered, Node, result_locals
+from ...ir.nodes import CallKernel, Const, Kernel, Ref, Return, Var
+from ...types import TensorType
+from .emit import Emitter, ctype, dims, function, literal, partition_pragma
+from .project import _kernels_in_order
+
+
+def cname(name: str) -> str:
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+
+
+def token_type(it: ITensor) -> str:
+    return f"sd::token<{ctype(it.dtype)}, {math.prod(it.element)}>"
+
+
+def offset_exprs(it: ITensor, p: str) -> list[str]:
+    """C expressions of the data offset of token ``p`` (stream position) in each dim."""
+    idx = []
+    for level, (trips, step) in enumerate(zip(it.trips, it.steps)):
+        inner = math.prod(it.trips[level + 1:])
+        e = p if inner == 1 else f"{p} / {inner}"
+        if level > 0:
+            e = f"({e}) % {trips}"
+        idx.append(f"({e}) * {step}" if step != 1 else f"({e})")
+    return [idx[d] if it.trips[d] > 1 else "0" for d in it.map]
+
+
+class _Code:
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def __call__(self, line: str = "", depth: int = 0) -> None:
+        self.lines.append("  " * depth + line if line else "")
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def tile_loop(code: _Code, it: ITensor, body: str, depth: int, var: str = "e") -> None:
+    """``for e0, e1, ...`` over one tile; ``body`` uses ``{o}`` (data index) and ``{f}`` (flat index)."""
+    rank = len(it.element)
+    for d, n in enumerate(it.element):
+        code(f"for (int {var}{d} = 0; {var}{d} < {n}; {var}{d}++) {{", depth + d)
+        if d == rank - 1:
+            code("#pragma HLS pipeline II=1", depth + d + 1)
+    flat = " + ".join(f"{var}{d}" + "".join(f" * {m}" for m in it.element[d + 1:]) for d in range(rank)) or "0"
+    code(body.format(f=flat, e=[f"{var}{d}" for d in range(rank)]), depth + rank)
+    for d in reversed(range(rank)):
+        code("}", depth + d)
+
+
+def _sub(buf: str, offs: list[str], ev: list[str]) -> str:
+    return buf + "".join(f"[{o} + {e}]" if o != "0" else f"[{e}]" for o, e in zip(offs, ev))
+
+
+class DataflowEmitter:
+    def __init__(self, g, low: Lowered, depths: dict[str, int], priority: dict[str, tuple[int, int]]):
+        self.g, self.low, self.depths, self.priority = g, low, depths, priority
+        self.graph = g.graph
+        self.fns: list[str] = []
+        self.kernels_done: set[str] = set()
+        self.calls = {t: s for t, s in zip(self.graph.tasks, (x for x in self.graph.ir.body if isinstance(x, CallKernel)))}
+
+    # ------------------------------------------------------------ helpers
+    def stream(self, f: Fifo) -> str:
+        return "s_" + cname(f.name)
+
+    def ins(self, node: str) -> list[Fifo]:
+        return [f for f in self.low.streams if f.dst == node]
+
+    def outs(self, node: str) -> list[Fifo]:
+        """Output FIFOs of ``node``, the one whose reader starts latest first."""
+        fs = [f for f in self.low.streams if f.src == node]
+        return sorted(fs, key=lambda f: -self.priority.get(f.name, (0, 0))[1])
+
+    def port(self, f: Fifo, out: bool) -> str:
+        return f"hls::stream<{token_type(f.layout)}> &{self.stream(f)}"
+
+    def task_edges(self, task: str) -> tuple[list[str], list[str]]:
+        """A task's input and output edges in the order it moves their tokens within a step.
+
+        The token simulator moves all of a step's tokens at once; blocking C
+        code moves them one after the other.  Reading first the input whose
+        writer starts latest, and writing first to the reader that starts
+        latest, makes the C code block where the simulator would (it never
+        takes a short-path token while it waits for the bypass)."""
+        t = self.graph.tasks[task]
+        ins = {f.edge: f for f in self.ins(task)}
+        outs = {f.edge: f for f in self.outs(task)}
+        in_edges = sorted((e for e in dict.fromkeys(t.inputs) if e is not None),
+                          key=lambda e: -self.priority.get(ins[e].name, (0, 0))[0])
+        out_edges = sorted(t.outputs, key=lambda e: -self.priority.get(outs[e].name, (0, 0))[1])
+        return in_edges, out_edges
+
+    # ---------------------------------------------------------- processes
+    def dma(self, n: Node) -> str:
+        d, code = n.dma, _Code()
+        it, t = d.layout, d.tensor_type
+        arr = self.array_name(d.tensor)
+        if d.direction == "load":
+            outs = self.outs(n.name)
+            args = [f"const {ctype(t.dtype)} {arr}{dims(t)}"] + [self.port(f, True) for f in outs]
+        else:
+            (inp,) = self.ins(n.name)
+            args = [self.port(inp, False), f"{ctype(t.dtype)} {arr}{dims(t)}"]
+        code(f"// {d}")
+        code(f"static void {cname(n.name)}({', '.join(args)}) {{")
+        code(f"L_{cname(n.name)}: for (int p = 0; p < {it.num_tokens}; p++) {{", 1)
+        offs = offset_exprs(it, "p")
+        if d.direction == "load":
+            code(f"{token_type(it)} t;", 2)
+            tile_loop(code, it, "t.v[{f}] = " + _sub(arr, offs, ["{e[%d]}" % k for k in range(len(offs))]) + ";", 2)
+            for f in outs:
+                code(f"{self.stream(f)}.write(t);", 2)
+        else:
+            code(f"const {token_type(it)} t = {self.stream(inp)}.read();", 2)
+            tile_loop(code, it, _sub(arr, offs, ["{e[%d]}" % k for k in range(len(offs))]) + " = t.v[{f}];", 2)
+        code("}", 1)
+        code("}")
+        return code.text()
+
+    def fork(self, n: Node) -> str:
+        (inp,) = self.ins(n.name)
+        outs = self.outs(n.name)
+        code = _Code()
+        code(f"// fork of '{n.edge}': every token to {', '.join(f.dst for f in outs)} (latest reader first)")
+        code(f"static void {cname(n.name)}({', '.join([self.port(inp, False)] + [self.port(f, True) for f in outs])}) {{")
+        code(f"L_{cname(n.name)}: for (int p = 0; p < {inp.layout.num_tokens}; p++) {{", 1)
+        code("#pragma HLS pipeline II=1", 2)
+        code(f"const {token_type(inp.layout)} t = {self.stream(inp)}.read();", 2)
+        for f in outs:
+            code(f"{self.stream(f)}.write(t);", 2)
+        code("}", 1)
+        code("}")
+        return code.text()
+
+    def converter(self, n: Node) -> tuple[str, list[str]]:
+        """(code, the block-channel declaration lines for the region)."""
+        cv: Converter = n.converter
+        (inp,) = self.ins(n.name)
+        outs = self.outs(n.name)
+        src, dst = cv.src, cv.dst
+        blocks = math.prod(src.trips[d] for d in cv.shared) if cv.shared else 1
+        per_src, per_dst = src.num_tokens // blocks, dst.num_tokens // blocks
+        name = cname(n.name)
+        elem = ctype(src.dtype)
+        block_t = f"{name}_block"
+        bdims = "".join(f"[{x}]" for x in cv.buffer_shape)
+        code = _Code()
+        code(f"// {cv}")
+        code(f"struct {block_t} {{")
+        code(f"{elem} v{bdims};", 1)
+        code("};")
+        code()
+
+        def rel(it: ITensor, p: str) -> list[str]:
+            return ["0" if it.map[k] in cv.shared else o for k, o in enumerate(offset_exprs(it, p))]
+
+        ev = ["{e[%d]}" % k for k in range(len(cv.buffer_shape))]
+        code(f"static void {name}_fill({self.port(inp, False)}, hls::stream<{block_t}> &{name}_buf) {{")
+        code(f"L_{name}_blocks: for (int b = 0; b < {blocks}; b++) {{", 1)
+        code(f"{block_t} blk;", 2)
+        code(f"L_{name}_in: for (int q = 0; q < {per_src}; q++) {{", 2)
+        if any(o != "0" for o in rel(src, "p")):
+            code(f"const int p = b * {per_src} + q;", 3)
+        code(f"const {token_type(src)} t = {self.stream(inp)}.read();", 3)
+        tile_loop(code, src, _sub("blk.v", rel(src, "p"), ev) + " = t.v[{f}];", 3)
+        code("}", 2)
+        code(f"{name}_buf.write(blk);", 2)
+        code("}", 1)
+        code("}")
+        code()
+        code(f"static void {name}_drain(hls::stream<{block_t}> &{name}_buf, "
+             f"{', '.join(self.port(f, True) for f in outs)}) {{")
+        code(f"L_{name}_blocks: for (int b = 0; b < {blocks}; b++) {{", 1)
+        code(f"const {block_t} blk = {name}_buf.read();", 2)
+        code(f"L_{name}_out: for (int q = 0; q < {per_dst}; q++) {{", 2)
+        if any(o != "0" for o in rel(dst, "p")):
+            code(f"const int p = b * {per_dst} + q;", 3)
+        code(f"{token_type(dst)} t;", 3)
+        tile_loop(code, dst, "t.v[{f}] = " + _sub("blk.v", rel(dst, "p"), ev) + ";", 3)
+        for f in outs:
+            code(f"{self.stream(f)}.write(t);", 3)
+        code("}", 2)
+        code("}", 1)
+        code("}")
+        decl = [f"hls::stream<{block_t}, 2> {name}_buf(\"{n.name}.buffer\");",
+                f"#pragma HLS stream variable={name}_buf depth=2 type=pipo"]
+        return code.text(), decl
+
+    def task(self, n: Node) -> str:
+        k: Kernel = self.g.kernel_ir(n.name)
+        for callee in _kernels_in_order(k)[:-1]:
+            if callee.name not in self.kernels_done:
+                self.kernels_done.add(callee.name)
+                self.fns.append(function(callee))
+        tables: StepTables = n.tables
+        ins = {f.edge: f for f in self.ins(n.name)}
+        outs = {f.edge: f for f in self.outs(n.name)}
+        call = self.calls[n.name]
+        args, scalars = [], []
+        for p, a in zip(k.params, call.args):
+            if not isinstance(p.type, TensorType):
+                args.append(f"{ctype(p.type)} {p.name}")
+                scalars.append(p.name)
+        in_edges, out_edges = self.task_edges(n.name)
+        ports = [self.port(ins[e], False) for e in in_edges] + [self.port(outs[e], True) for e in out_edges]
+        name = f"task_{cname(n.name)}"
+        em = Emitter(k, {}, top=False)
+        code = _Code()
+        code(f"// task {n.name}: kernel {k.name}, {tables.num_steps} steps")
+        for e in in_edges:
+            code(f"//   reads {e} ({ins[e].layout}): {tables.summary(n.ports[e][0])}")
+        for e in out_edges:
+            code(f"//   writes {e} ({outs[e].layout}): {tables.summary(n.ports[e][0])}")
+        for e in in_edges:
+            code(f"static const int need_{name}_{cname(e)}[{tables.num_steps}] = "
+                 f"{{{', '.join(map(str, tables.need[n.ports[e][0]]))}}};")
+        for e in out_edges:
+            code(f"static const int done_{name}_{cname(e)}[{tables.num_steps}] = "
+                 f"{{{', '.join(map(str, tables.done[n.ports[e][0]]))}}};")
+        code(f"static void {name}({', '.join(ports + args)}) {{")
+        params = {p.name: p.type for p in k.params}
+        parts = dict(k.attrs.get("partition", ()))
+        for e in in_edges:
+            for pname in n.ports[e]:
+                t = params[pname]
+                em.emit(f"{ctype(t.dtype)} {pname}{dims(t)};", 1)
+                for d, kind, factor in parts.get(pname, ()):
+                    em.emit(partition_pragma(pname, d, kind, factor), 1)
+        for e in in_edges + out_edges:
+            em.emit(f"int moved_{cname(e)} = 0;", 1)
+        em.emit("int step = 0;", 1)
+
+        def get(e: str, depth: int, upto: str) -> None:
+            f = ins[e]
+            em.emit(f"for (; moved_{cname(e)} < {upto}; moved_{cname(e)}++) {{", depth)
+            em.emit(f"const {token_type(f.layout)} t = {self.stream(f)}.read();", depth + 1)
+            offs = offset_exprs(f.layout, f"moved_{cname(e)}")
+            sub = _Code()
+            for pname in n.ports[e]:
+                tile_loop(sub, f.layout, _sub(pname, offs, ["{e[%d]}" % i for i in range(len(offs))]) + " = t.v[{f}];", 0)
+            for line in sub.lines:
+                em.emit(line, depth + 1)
+            em.emit("}", depth)
+
+        def put(e: str, depth: int, upto: str) -> None:
+            f = outs[e]
+            local = n.ports[e][0]
+            em.emit(f"for (; moved_{cname(e)} < {upto}; moved_{cname(e)}++) {{", depth)
+            em.emit(f"{token_type(f.layout)} t;", depth + 1)
+            offs = offset_exprs(f.layout, f"moved_{cname(e)}")
+            sub = _Code()
+            tile_loop(sub, f.layout, "t.v[{f}] = " + _sub(local, offs, ["{e[%d]}" % i for i in range(len(offs))]) + ";", 0)
+            for line in sub.lines:
+                em.emit(line, depth + 1)
+            em.emit(f"{self.stream(f)}.write(t);", depth + 1)
+            em.emit("}", depth)
+
+        def before(depth: int) -> None:
+            for e in in_edges:
+                get(e, depth, f"need_{name}_{cname(e)}[step]")
+
+        def after(depth: int) -> None:
+            for e in out_edges:
+                put(e, depth, f"done_{name}_{cname(e)}[step]")
+            em.emit("step++;", depth)
+
+        split = loop_steps(k)
+        for i, s in enumerate(k.body):
+            if isinstance(s, Return):
+                continue
+            if i in split:
+                em.open_for(s, 1)
+                before(2)
+                em.body(s.body, 2)
+                after(2)
+                em.emit("}", 1)
+            else:
+                before(1)
+                em.stmt(s, 1)
+                after(1)
+        for e in in_edges:  # replayed or unused tokens still leave the FIFO
+            get(e, 1, str(ins[e].layout.num_tokens))
+        for e in out_edges:
+            put(e, 1, str(outs[e].layout.num_tokens))
+        code.lines += em.lines
+        code("}")
+        return code.text()
+
+    # ------------------------------------------------------------ regions
+    def array_name(self, edge: str) -> str:
+        """The m_axi array a DMA of ``edge`` reads or writes: a port, or a DRAM buffer between regions."""
+        e = self.graph.edges[edge]
+        return edge if e.is_input or e.is_output else f"dram_{edge}"
+
+    def region(self, r: int, nodes: list[Node]) -> tuple[str, list[str], list[tuple[str, TensorType, bool]]]:
+        """(function text, process calls, its arrays (name, type, written))."""
+        code = _Code()
+        arrays: dict[str, tuple[TensorType, bool]] = {}
+        decls: list[str] = []
+        procs: list[str] = []
+        scalars: list[str] = []
+        for n in nodes:
+            if n.kind in ("load", "store"):
+                arr = self.array_name(n.dma.tensor)
+                written = n.kind == "store"
+                old = arrays.get(arr, (n.dma.tensor_type, False))
+                arrays[arr] = (n.dma.tensor_type, old[1] or written)
+        streams = [f for f in self.low.streams if self.low.nodes[f.dst].region == r]
+        for f in streams:
+            d = self.depths[f.name]
+            decls.append(f"hls::stream<{token_type(f.layout)}, {d}> {self.stream(f)}(\"{f.name}\");")
+            decls.append(f"#pragma HLS stream variable={self.stream(f)} depth={d}")
+        for n in nodes:
+            if n.kind in ("load", "store"):
+                self.fns.append(self.dma(n))
+                arr = self.array_name(n.dma.tensor)
+                fs = self.outs(n.name) if n.kind == "load" else self.ins(n.name)
+                a = [arr] + [self.stream(f) for f in fs] if n.kind == "load" else [self.stream(fs[0]), arr]
+                procs.append(f"{cname(n.name)}({', '.join(a)});")
+            elif n.kind == "fork":
+                self.fns.append(self.fork(n))
+                a = [self.stream(f) for f in self.ins(n.name) + self.outs(n.name)]
+                procs.append(f"{cname(n.name)}({', '.join(a)});")
+            elif n.kind == "converter":
+                text, decl = self.converter(n)
+                self.fns.append(text)
+                decls += decl
+                name = cname(n.name)
+                (inp,) = self.ins(n.name)
+                procs.append(f"{name}_fill({self.stream(inp)}, {name}_buf);")
+                procs.append(f"{name}_drain({name}_buf, {', '.join(self.stream(f) for f in self.outs(n.name))});")
+            else:
+                self.fns.append(self.task(n))
+                k = self.g.kernel_ir(n.name)
+                t = self.graph.tasks[n.name]
+                ins = {f.edge: f for f in self.ins(n.name)}
+                outs = {f.edge: f for f in self.outs(n.name)}
+                in_edges, out_edges = self.task_edges(n.name)
+                a = [self.stream(ins[e]) for e in in_edges] + [self.stream(outs[e]) for e in out_edges]
+                for p, arg in zip(k.params, self.calls[n.name].args):
+                    if not isinstance(p.type, TensorType):
+                        v = arg.name if isinstance(arg, Var) else literal(arg) if isinstance(arg, Const) else arg.name
+                        a.append(v)
+                        if isinstance(arg, Var) and arg.name not in scalars:
+                            scalars.append(arg.name)
+                procs.append(f"task_{cname(n.name)}({', '.join(a)});")
+        params = {p.name: p.type for p in self.graph.ir.params}
+        sig = [f"{'' if w else 'const '}{ctype(t.dtype)} {a}{dims(t)}" for a, (t, w) in arrays.items()]
+        sig += [f"{ctype(params[s])} {s}" for s in scalars]
+        code(f"// region {r}: {', '.join(n.name for n in nodes)}")
+        code(f"static void {self.graph.ir.name}_region{r}({', '.join(sig)}) {{")
+        code("#pragma HLS dataflow", 1)
+        for line in decls:
+            code(line, 1)
+        code("#ifndef __SYNTHESIS__", 0)
+        code("hls::sim::run_dataflow(", 1)
+        for i, p in enumerate(procs):
+            code(f"[&] {{ {p} }}{',' if i < len(procs) - 1 else ');'}", 3)
+        code("#else", 0)
+        for p in procs:
+            code(p, 1)
+        code("#endif", 0)
+        code("}")
+        call = f"{self.graph.ir.name}_region{r}({', '.join(list(arrays) + scalars)});"
+        self.fns.append(code.text())
+        return call, [(a, t, w) for a, (t, w) in arrays.items()]
+
+
+def emit(g, low: Lowered, depths: dict[str, int], priority: dict[str, tuple[int, int]]):
+    """(functions in definition order, top body lines, the DRAM scratch buffers (name, type))."""
+    em = DataflowEmitter(g, low, depths, priority)
+    calls, scratch = [], {}
+    for r, _tasks in enumerate(g.regions()):
+        nodes = [n for n in low.nodes.values() if n.region == r]
+        call, arrays = em.region(r, nodes)
+        calls.append(call)
+        for a, t, _w in arrays:
+            if a.startswith("dram_"):
+                scratch[a] = t
+    return em.fns, calls, list(scratch.items())
+
+
+__all__ = ["emit", "result_locals"]
+
+
+def top_function(g, calls: list[str], scratch: list[tuple[str, TensorType]]) -> tuple[str, str]:
+    """(prototype, definition) of the top function: m_axi ports, then the regions in order."""
+    ir = g.graph.ir
+    ports: list[tuple[str, object, bool]] = [(p.name, p.type, False) for p in ir.params]
+    ret = next(s for s in ir.body if isinstance(s, Return))
+    ports += [(v.name, t, True) for v, t in zip(ret.values, ir.results)]
+    ports += [(b, t, True) for b, t in scratch]
+    args, pragmas = [], []
+    for n, (name, t, written) in enumerate(ports):
+        if isinstance(t, TensorType):
+            args.append(f"{'' if written else 'const '}{ctype(t.dtype)} {name}{dims(t)}")
+            pragmas.append(f"#pragma HLS interface mode=m_axi port={name} offset=slave bundle=gmem{n} depth={t.size} "
+                           "max_widen_bitwidth=512")
+        else:
+            args.append(f"{ctype(t)} {name}")
+        pragmas.append(f"#pragma HLS interface mode=s_axilite port={name}")
+    pragmas.append("#pragma HLS interface mode=s_axilite port=return")
+    proto = f"void {ir.name}({', '.join(args)})"
+    body = "\n".join("  " + line for line in pragmas + calls)
+    return proto, f"{proto} {{\n{body}\n}}\n"
+
+
+def generate(g, low: Lowered, depths: dict[str, int], priority: dict[str, tuple[int, int]], board: str, source: str):
+    """The project files of a dataflow schedule (see :func:`project.project_files`)."""
+    from .project import project_files
+
+    for t in g.graph.tasks:
+        from .lint import lint
+
+        lint(g.kernel_ir(t))
+    fns, calls, scratch = emit(g, low, depths, priority)
+    proto, top = top_function(g, calls, scratch)
+    return project_files(g.graph.ir, fns + [top], [proto], board, source, scratch, includes=("hls_stream.h",))
+
+
+def build(g, output=None, board: str = "u55c", overwrite: bool = False):
+    """Write (when ``output`` is given) and return the HLS project of dataflow schedule ``g``."""
+    from pathlib import Path
+
+    from ...dataflow.fifo import start_offsets
+    from .project import BOARDS, DataflowProject, write
+
+    low = g.lowered()
+    tasks, edges = {t.name: t for t in low.sim_tasks()}, low.sim_edges()
+    starts = start_offsets(list(tasks.values()), edges)
+    priority = {}  # FIFO -> (cycle its first token is written, cycle it is first read), LP schedule
+    for e in edges:
+        src, dst = tasks[e.src], tasks[e.dst]
+        priority[e.name] = (starts[e.src] + e.write_iter(src, 0) * src.ii + src.lat,
+                            starts[e.dst] + e.read_iter(dst, 0) * dst.ii)
+    ir = g.graph.ir
+    files = generate(g, low, g.depths(low), priority, board, ir.loc.file if ir.loc else "?")
+    out = Path(output) if output is not None else None
+    if out is not None:
+        write(files, out, overwrite=overwrite)
+    part, clock = BOARDS[board]
+    return DataflowProject(ir, files, out, board, part, clock, schedule=g)
