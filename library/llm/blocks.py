@@ -59,6 +59,8 @@ def _loads(stmts):
 def default_schedule(kernel, ii: int = 1, unroll: int = 1) -> sd.Schedule:
     """Pipeline every innermost loop of a block kernel (II ``ii``); returns the Schedule.
 
+    ``kernel`` may also be a Schedule already (``g.schedule(task)`` of a dataflow).
+
     With ``unroll > 1``, an innermost loop of a constant trip count that ``unroll``
     divides is split by it; the outer part is pipelined, the inner part fully
     unrolled, and each kernel input the loop reads along its last dimension is
@@ -72,7 +74,7 @@ def default_schedule(kernel, ii: int = 1, unroll: int = 1) -> sd.Schedule:
     """
     if isinstance(unroll, bool) or not isinstance(unroll, int) or unroll < 1:
         fail(f"default_schedule: unroll must be a positive integer, got {unroll!r}", hint="unroll=1 or e.g. 4")
-    s = sd.schedule(kernel)
+    s = kernel if isinstance(kernel, sd.Schedule) else sd.schedule(kernel)  # a task's schedule in a dataflow, too
     params = {p.name: p.type for p in s.ir.params if isinstance(p.type, sd.TensorType)}
     partitioned: set[str] = set()
     for lp in _innermost(s.ir.body):

@@ -254,20 +254,29 @@ class StepTables:
         return (base[n], {k: spread(v, False) for k, v in reads.items()},
                 {k: spread(v, True) for k, v in writes.items()})
 
-    def summary(self, name: str) -> str:
-        """How the loop nest streams ``name``, in words."""
-        t, n = self.tokens[name], self.num_steps
+    def bursts(self, name: str) -> list[int]:
+        """Tokens of ``name`` moved at each step that moves any (in step order)."""
         table = self.need.get(name) or self.done[name]
-        moving = [s for s in range(n) if table[s] > 0]
-        first = table[moving[0]] if moving else t
-        moves = sum(1 for s in range(n) if table[s] > (table[s - 1] if s else 0))
-        if name in self.need:
-            if t > 1 and first >= t:
-                return f"buffered: the loop nest needs all {t} tokens at step {moving[0] if moving else 0} of {n}"
-            return f"streamed: {t} tokens read at {moves} of {n} steps"
-        if t > 1 and first >= t:
-            return f"buffered: all {t} tokens leave after step {moving[0] if moving else n - 1} of {n}"
-        return f"streamed: {t} tokens written at {moves} of {n} steps"
+        out, prev = [], 0
+        for v in table:
+            if v > prev:
+                out.append(v - prev)
+            prev = v
+        if prev < self.tokens[name]:
+            out.append(self.tokens[name] - prev)  # the leftovers after the last step
+        return out
+
+    def buffered(self, name: str) -> bool:
+        """More than half of the stream moves at one step: the loop nest does not follow its order."""
+        t = self.tokens[name]
+        return t > 1 and max(self.bursts(name)) * 2 > t
+
+    def summary(self, name: str) -> str:
+        """How the loop nest moves ``name``, in words."""
+        t, b = self.tokens[name], self.bursts(name)
+        verb = "reads" if name in self.need else "writes"
+        what = "buffered" if self.buffered(name) else "streamed"
+        return f"{what}: {verb} {t} token(s) at {len(b)} of {self.num_steps} steps, up to {max(b)} at once"
 
 
 def _token_boxes(it: ITensor) -> tuple[np.ndarray, np.ndarray]:

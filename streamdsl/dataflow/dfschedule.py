@@ -23,8 +23,8 @@ from . import fifo as F
 from .fusion import FusionPlan, greedy_fuse, non_convex
 from .graph import DataflowFunction, DataflowGraph
 from .itensor import ITensor, converter
-from .layout import LayoutRefusal, check_layout, tiled, whole
-from .lower import Fifo, Lowered, lower
+from .layout import LayoutRefusal, check_layout, dtype_bits, tiled, whole
+from .lower import Fifo, Lowered, lower, result_locals
 from .tokensim import DeadlockError, SimResult, required_depths, simulate
 
 DEFAULT_DEPTH = 2  # what Vitis HLS gives an hls::stream without a depth pragma
@@ -403,6 +403,43 @@ class DataflowSchedule:
         for f in low.streams:
             total[low.nodes[f.dst].region] += self.depth(f.name)[0] * f.token_bytes
         return total
+
+    def task_buffer_bytes(self, low: Lowered | None = None) -> dict[int, int]:
+        """Bytes per region of the whole-tensor copies the emitted tasks keep of their streams.
+
+        The HLS task code (:mod:`streamdsl.backend.hls.dataflow`) reads each input
+        stream into a local array of the whole tensor and writes results from
+        one; shrinking those to the window of tokens alive at once is not done
+        yet, so they are reported apart from :meth:`onchip_bytes` (the streaming
+        design's own memory, which the paper's model counts)."""
+        low = low or self.lowered()
+        total = {r: 0 for r in set(self._region.values())}
+        for n in low.of_kind("task"):
+            k = self.kernel_ir(n.name)
+            types = {p.name: p.type for p in k.params}
+            types.update(zip(result_locals(k), k.results))
+            for names in n.ports.values():
+                for name in dict.fromkeys(names):
+                    t = types[name]
+                    total[n.region] += t.size * dtype_bits(t.dtype) // 8
+        return total
+
+    def intermediate_bytes(self, low: Lowered | None = None) -> tuple[int, int]:
+        """(as streamed now, as whole ping-pong buffers) on-chip bytes of the tensors passed between kernels.
+
+        Streamed: the FIFOs at their depths and the ping-pong converters of every
+        edge from one kernel task to another in the same region.  Whole
+        buffers: what the same edges cost when each is a ping-pong array
+        between dataflow processes (Vitis' default for arrays, the unfused
+        baseline of the paper's fusion ablation)."""
+        low = low or self.lowered()
+        inner = {e.name for e in self.graph.edges.values()
+                 if not e.is_input and any(self._region[c] == self._region[e.producer] for c, _ in e.consumers)}
+        streamed = sum(self.depth(f.name)[0] * f.token_bytes for f in low.streams if f.edge in inner)
+        streamed += sum(2 * n.converter.buffer_bytes for n in low.of_kind("converter") if n.edge in inner)
+        whole_bufs = sum(2 * self.graph.edges[e].type.size * dtype_bits(self.graph.edges[e].type.dtype) // 8
+                         for e in inner)
+        return streamed, whole_bufs
 
     # ------------------------------------------------------------------ build
     @user_facing

@@ -21,6 +21,22 @@ def render(g: "DataflowSchedule") -> str:
     ir = graph.ir
     sig = ", ".join(f"{p.name}: {p.type}" for p in ir.params)
     lines = [f"dataflow {ir.name}({sig}) -> ({', '.join(map(str, ir.results))})", "  tasks:"]
+    notes: list[str] = []
+
+    def nest(task: str, edge: str) -> str:
+        """How the task's loop nest moves this stream (from :mod:`.access`)."""
+        n = low.nodes[task]
+        name = n.ports[edge][0]
+        if n.tables.tokens[name] == 1:
+            return ""
+        bursts = n.tables.bursts(name)
+        if n.tables.buffered(name):
+            verb = "reads" if name in n.tables.need else "writes"
+            notes.append(f"{task} {verb} '{edge}' {max(bursts)} of {n.tables.tokens[name]} tokens at once: its loop "
+                         "nest does not follow the stream order, so the stream overlaps little (reorder the loops "
+                         "or stream the edge in loop order)")
+            return "; loop nest: buffered"
+        return f"; loop nest: streamed over {len(bursts)} steps"
     w = max((len(n) for n in low.nodes), default=4)
     for t in graph.tasks.values():
         s = low.nodes[t.name].sim
@@ -34,9 +50,9 @@ def render(g: "DataflowSchedule") -> str:
         dst = [c for c, _ in e.consumers] + (["output (DMA)"] if e.is_output else [])
         lines.append(f"    {e.name}: {e.type}  {src} -> {', '.join(dict.fromkeys(dst))}")
         if not e.is_input:
-            lines.append(f"      producer {describe(g.layout(e.name))}")
+            lines.append(f"      producer {describe(g.layout(e.name))}{nest(e.producer, e.name)}")
         for c in dict.fromkeys(c for c, _ in e.consumers):
-            lines.append(f"      {c:<8} {describe(g.layout(e.name, c))}")
+            lines.append(f"      {c:<8} {describe(g.layout(e.name, c))}{nest(c, e.name)}")
     cvts = low.of_kind("converter")
     if cvts:
         lines.append("  converters:")
@@ -52,10 +68,11 @@ def render(g: "DataflowSchedule") -> str:
         for n in forks:
             outs = [f.dst for f in low.fifos if f.src == n.name]
             lines.append(f"    {n.name} (region {n.region}): {n.edge} -> {', '.join(outs)}")
-    onchip = g.onchip_bytes(low)
+    onchip, copies = g.onchip_bytes(low), g.task_buffer_bytes(low)
     lines.append("  regions:")
     for r, tasks in enumerate(g.regions()):
-        lines.append(f"    region {r}: {', '.join(tasks)}  ({onchip.get(r, 0)} B on chip)")
+        lines.append(f"    region {r}: {', '.join(tasks)}  ({onchip.get(r, 0)} B on chip, "
+                     f"+{copies.get(r, 0)} B of whole-tensor task buffers in the emitted HLS)")
     dmas = [n.dma for n in low.nodes.values() if n.dma is not None]
     if dmas:
         lines.append("  DMAs:")
@@ -65,6 +82,8 @@ def render(g: "DataflowSchedule") -> str:
     for f in low.streams:
         d, src = g.depth(f.name)
         lines.append(f"    {f.name}: {f.src} -> {f.dst}  depth {d} ({src}), {f.tokens} token(s) of {f.token_bytes} B")
+    for note in notes:
+        lines.append(f"  note: {note}")
     if g._stale(low):
         lines.append("  note: the design changed after g.size_fifos(); call it again for up-to-date depths")
     gone = [n for n in g._pins if not any(f.name == n for f in low.streams)]

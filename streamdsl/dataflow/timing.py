@@ -8,17 +8,15 @@ the vendor HLS tool; streamdsl derives them from its own per-kernel model
 
 The mapping, and why:
 
-* **Kernel task.**  ``iters`` = the largest token count among the task's
-  streams (its inputs in its consumer-side layouts, its outputs in its
-  producer-side layouts); an unstreamed edge is one token.  A kernel is
-  assumed to walk its streams in lockstep, proportionally: token ``j`` of an
-  edge with ``T`` tokens is read at the first iteration that needs it and
-  written at the last one that contributes (see :mod:`.tokensim`).  ``II =
-  ceil(cycles / iters)`` spreads the model's total cycles evenly over the
-  iterations; ``lat = max(II, deepest pipeline)``: a token takes at least
-  one interval of work, and a pipeline deeper than that delays it further.
-  ``fill = drain = 0``.  (streamdsl does not yet check that the kernel's loop
-  nest really visits the tensor in the streamed order; see the docs.)
+* **Kernel task.**  Its loop nest decides when each token moves
+  (:mod:`.access`): one step per iteration of a top-level loop, each token
+  read before the first step that needs it and written after the last step
+  that writes it; a step that moves several tokens of one stream moves them
+  one per iteration.  ``iters`` = those iterations; ``II = ceil(cycles /
+  iters)`` spreads the model's total cycles evenly over them; ``lat =
+  max(II, deepest pipeline)``: a token takes at least one interval of work,
+  and a pipeline deeper than that delays it further.  ``fill = drain = 0``
+  (the explicit per-edge schedules say which iterations move tokens).
 * **Layout converter.**  Reads ``T_in`` tokens and writes ``T_out``; its
   buffer holds one block of the loops it shares with both sides (``B`` =
   product of the shared trip counts; ``B = 1`` when the buffer is the whole
@@ -59,6 +57,7 @@ def kernel_cycles(k: Kernel) -> tuple[int, int]:
 
 
 def kernel_task(name: str, k: Kernel, iters: int) -> Task:
+    """``iters``: the task's token-moving iterations (:attr:`.access.StepTables.iterations`)."""
     cycles, depth = kernel_cycles(k)
     iters = max(1, iters)
     ii = max(1, math.ceil(cycles / iters))
