@@ -173,6 +173,8 @@ class ModelWeights:
         shown = [(n, v) for n, v in self.items() if not n.startswith("layers.") or n.startswith("layers.0.")]
         for name, value in shown:
             desc = repr(value) if isinstance(value, QuantLinear) else f"{value.dtype} {'x'.join(map(str, value.shape))}"
+            if name == "lm_head" and self.tied:
+                desc = "= embed (tied)"
             lines.append(f"  {name:<22} {desc}")
         if len(self.layers) > 1:
             lines.append(f"  (layers.1 .. layers.{len(self.layers) - 1} alike)")

@@ -95,6 +95,26 @@ def test_prefill_and_decode_match_transformers(pair):
         token = int(ref.argmax())
 
 
+@pytest.mark.parametrize("family,changes", [
+    ("llama", dict(qkv_bias=True, o_bias=True, mlp_bias=True)),  # attention_bias / mlp_bias Llama variants
+    ("llama", dict(rope_scaling=None, kv_heads=1)),  # SmolLM2-style plain RoPE, MQA
+    ("gpt2", dict(tied_embeddings=False)),  # an untied head is read from lm_head.weight
+])
+def test_variants_match_transformers(family, changes):
+    config, hf = build_hf(family, seed=5, **changes)
+    if not config.tied_embeddings:
+        with torch.no_grad():
+            hf.lm_head.weight.copy_(torch.randn(hf.lm_head.weight.shape))
+    model = NumpyModel(config, from_hf(hf))
+    assert model.weights.tied == config.tied_embeddings
+    ids = prompt(config, seed=5)
+    with torch.no_grad():
+        ref = hf(torch.tensor(ids)[None]).logits[0].numpy()
+    np.testing.assert_allclose(model.forward(ids), ref, rtol=RTOL, atol=ATOL)
+    loaded = load_state_dict(hf.state_dict(), config)
+    np.testing.assert_array_equal(loaded.lm_head, model.weights.lm_head)
+
+
 def test_gemma_sliding_layers_keep_window_minus_one_tokens():
     config, hf = build_hf("gemma3")
     model = NumpyModel(config, from_hf(hf))
