@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import functools
-import inspect
 
 from .backend.sim import simulate
 from .errors import KernelSyntaxError, StreamDSLError, caller_loc, user_facing
-from .frontend import parse_function
+from .frontend import definition_scope, parse_function
 from .ir.nodes import Kernel
 
 class KernelFunction:
@@ -59,21 +58,7 @@ def _resolve_kernel(obj, loc) -> Kernel | None:
 
 def kernel(fn) -> KernelFunction:
     """Decorate a Python function with annotated parameters and return type as a kernel."""
-    return KernelFunction(fn, _definition_scope())
-
-
-def _definition_scope() -> dict | None:
-    """A snapshot of the enclosing function's locals where ``@sd.kernel`` runs.
-
-    Sizes a factory passes in (``def make(M, N): @sd.kernel ...``) may appear
-    only in annotations, which Python does not capture in the closure.  At
-    module level the live globals are used instead, so later edits show.
-    """
-    frame = inspect.currentframe()
-    frame = frame.f_back.f_back if frame and frame.f_back else None
-    if frame is None or frame.f_locals is frame.f_globals:
-        return None
-    return dict(frame.f_locals)
+    return KernelFunction(fn, definition_scope())
 
 
 def schedule(obj):

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import KernelSyntaxError, KernelTypeError, Loc, StreamDSLError, caller_loc, user_facing
-from ..frontend import parse_function
+from ..frontend import definition_scope, parse_function
 from ..ir.nodes import CallKernel, Const, Kernel, Ref, Return, Var
 from ..types import TensorType
 
@@ -70,8 +70,9 @@ def _kernel_like(obj) -> bool:
 class DataflowFunction:
     """A dataflow of kernel calls: ``.ir`` is its Kernel IR, calling it runs the kernels in order."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, scope: dict | None = None):
         self.fn = fn
+        self._scope = scope
         self._ir: Kernel | None = None
         self._graph: DataflowGraph | None = None
         self._kernels: dict[str, Any] = {}
@@ -95,7 +96,7 @@ class DataflowFunction:
             from ..ir.verify import verify
 
             self._kernels = {}
-            k = verify(parse_function(self.fn, self._resolve))
+            k = verify(parse_function(self.fn, self._resolve, self._scope))
             _check_body(k)
             self._ir = k
         return self._ir
@@ -142,7 +143,7 @@ class DataflowFunction:
 
 def dataflow(fn) -> DataflowFunction:
     """Decorate a function whose body calls ``@sd.kernel`` functions and returns their results."""
-    return DataflowFunction(fn)
+    return DataflowFunction(fn, definition_scope())
 
 
 def _signature(k: Kernel) -> str:

@@ -1,6 +1,8 @@
 """Python functions -> loop IR (see :mod:`.visitor`)."""
 from __future__ import annotations
 
+import inspect
+
 from typing import Any, Callable
 
 from ..ir.nodes import Kernel
@@ -24,6 +26,22 @@ def closure_env(fn, scope: dict[str, Any] | None = None) -> dict[str, Any]:
             except ValueError:  # a cell not yet bound
                 pass
     return env
+
+
+def definition_scope(depth: int = 2) -> dict | None:
+    """A snapshot of the locals of the function ``depth`` frames above the caller.
+
+    Sizes a factory passes in (``def make(M, N): @sd.kernel ...``) may appear
+    only in annotations, which Python does not capture in the closure, so a
+    decorator (``@sd.kernel``, ``@sd.dataflow``) snapshots the scope it runs
+    in.  At module level the live globals are used instead, so later edits show.
+    """
+    frame = inspect.currentframe()
+    for _ in range(depth):
+        frame = frame.f_back if frame is not None else None
+    if frame is None or frame.f_locals is frame.f_globals:
+        return None
+    return dict(frame.f_locals)
 
 
 def parse_function(fn, resolve_kernel: Callable[[Any, Any], Kernel | None],

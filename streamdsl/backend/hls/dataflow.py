@@ -244,7 +244,8 @@ class DataflowEmitter:
         in_edges, out_edges = self.task_edges(n.name)
         ports = [self.port(ins[e], False) for e in in_edges] + [self.port(outs[e], True) for e in out_edges]
         name = f"task_{cname(n.name)}"
-        em = Emitter(k, {}, top=False)
+        results = dict(zip(result_locals(k), k.results))
+        em = Emitter(k, {r: r for r in results}, top=False)  # declared up front: writes may come first
         code = _Code()
         code(f"// task {n.name}: kernel {k.name}, {tables.num_steps} steps")
         for e in in_edges:
@@ -266,6 +267,8 @@ class DataflowEmitter:
                 em.emit(f"{ctype(t.dtype)} {pname}{dims(t)};", 1)
                 for d, kind, factor in parts.get(pname, ()):
                     em.emit(partition_pragma(pname, d, kind, factor), 1)
+        for r, rt in results.items():
+            em.emit(f"{ctype(rt.dtype)} {r}{dims(rt)};", 1)
         for e in in_edges + out_edges:
             em.emit(f"int moved_{cname(e)} = 0;", 1)
         em.emit("int step = 0;", 1)

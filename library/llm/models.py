@@ -1,0 +1,260 @@
+"""Whole decoder models: one fused layer accelerator, re-invoked once per layer.
+
+``llama(config)`` (and ``gpt2``, ``qwen2``, ``gemma3``; SmolLM2 is a Llama)
+returns an :class:`LLM`: the model's layer as one dataflow region of
+library blocks (:mod:`.layers`), run once per layer with that layer's
+weights and KV cache, plus the embedding and the head (final norm, tied LM
+head) as kernels of their own, as the paper's host does.
+
+>>> m = llama(config).load(weights)                  # weights: from_hf / load_state_dict / gguf
+>>> logits, cache = m.prefill(ids)                    # on the simulator
+>>> logits, cache = m.decode(next_id, cache, backend="csim")
+>>> m.generate(ids, max_new_tokens=8)
+
+Everything runs on the reference simulator (``backend="sim"``) or through
+g++ C-simulation of the emitted HLS (``backend="csim"``): the layer
+accelerator as a dataflow project, the embedding and the head as kernel
+projects.  Each size is built once and cached.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import streamdsl as sd
+
+from .blocks import default_schedule
+from .config import FULL, LLMConfig, LLMError, user_loc
+from .embed import make_embedding, make_gpt2_embedding
+from .layers import LayerSpec, make_layer
+from .linear import make_lm_head
+from .norms import make_layernorm, make_rmsnorm
+from .numpy_model import rope_inv_freq, rope_tables
+from .weights import LayerWeights, ModelWeights
+
+BACKENDS = ("sim", "csim")
+
+
+@dataclass
+class Cache:
+    """The KV cache in (simulated) DRAM: per layer keys and values [kv_heads, max_len, head_dim]."""
+
+    keys: list[np.ndarray]
+    values: list[np.ndarray]
+    length: int = 0
+
+    def __repr__(self) -> str:
+        shape = self.keys[0].shape if self.keys else ()
+        return f"Cache({len(self.keys)} layers of {shape}, {self.length} tokens)"
+
+
+@dataclass
+class LLM:
+    config: LLMConfig
+    max_len: int = 64  # positions the KV cache holds
+    blocks: dict = field(default_factory=dict)
+    weights: ModelWeights | None = None
+    _layers: dict = field(default_factory=dict, repr=False)
+    _schedules: dict = field(default_factory=dict, repr=False)
+    _projects: dict = field(default_factory=dict, repr=False)
+    _kernels: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        if self.config.rope_theta is None:  # GPT-2's learned positions are a hard limit
+            self.max_len = min(self.max_len, self.config.max_positions)
+        self._inv_freq = {}
+        if self.config.rope_theta is not None:
+            for i in range(self.config.layers):
+                th = self.config.layer_theta(i)
+                self._inv_freq.setdefault(th, rope_inv_freq(self.config, th))
+        self.layer(1)  # build (and check any swapped blocks) now, at the user's call
+
+    def __repr__(self) -> str:
+        c = self.config
+        w = f", weights {self.weights.scheme}" if self.weights is not None else ", no weights"
+        return f"<LLM {c.name or c.family}: {c.layers} layers, hidden {c.hidden}, cache {self.max_len}{w}>"
+
+    # ------------------------------------------------------------ structure
+    def layer(self, t: int, kind: str = FULL) -> LayerSpec:
+        """The layer dataflow for ``t`` new tokens (``kind``: full or sliding attention)."""
+        key = (t, kind)
+        if key not in self._layers:
+            self._layers[key] = make_layer(self.config, t, self.max_len, kind, self.blocks)
+        return self._layers[key]
+
+    def schedule(self, t: int, kind: str = FULL):
+        """The layer's dataflow schedule: every task pipelined, one fused region, rows streamed, FIFOs sized."""
+        key = (t, kind)
+        if key not in self._schedules:
+            spec = self.layer(t, kind)
+            g = sd.schedule(spec.function)
+            for task in g.tasks():
+                default_schedule(g.schedule(task))
+            for e in g.edges():
+                ty = g.graph.edges[e.name].type
+                if ty.rank == 2 and ty.shape[0] == t:  # the residual stream and per-token activations
+                    g.stream(e, tile=(1, ty.shape[1]))
+            g.fuse(*g.tasks())
+            g.size_fifos()
+            self._schedules[key] = g
+        return self._schedules[key]
+
+    def kinds(self) -> list[str]:
+        return list(dict.fromkeys(self.config.layer_types))
+
+    def _kernel(self, what: str, t: int):
+        key = (what, t)
+        if key not in self._kernels:
+            c = self.config
+            if what == "embed":
+                k = (make_gpt2_embedding(t, c.vocab, c.hidden, c.max_positions) if c.family == "gpt2"
+                     else make_embedding(t, c.vocab, c.hidden, c.embed_scale if c.embed_scale != 1.0 else None))
+            elif what == "norm":
+                k = (make_layernorm(t, c.hidden, c.norm_eps) if c.norm == "layernorm"
+                     else make_rmsnorm(t, c.hidden, c.norm_eps, unit_offset=c.norm == "rmsnorm1p"))
+            else:
+                k = make_lm_head(t, c.hidden, c.vocab)
+            self._kernels[key] = k
+        return self._kernels[key]
+
+    # ------------------------------------------------------------- weights
+    def load(self, weights: ModelWeights) -> "LLM":
+        """Use ``weights`` (fp32; quantised weights are not run by the layer accelerator yet)."""
+        if not isinstance(weights, ModelWeights):
+            raise LLMError(f"load takes ModelWeights, got {type(weights).__name__}", user_loc(),
+                           hint="weights.from_hf(model), weights.load_state_dict(sd, config) or gguf_loader")
+        if weights.scheme != "fp32":
+            raise LLMError(f"the layer accelerator runs fp32 weights; these are {weights.scheme}", user_loc(),
+                           hint="quantised models run in NumpyModel; the W8A8/W4A8 linears are blocks "
+                                "(make_linear_w8a8) a layer does not use yet")
+        c = weights.config
+        mine = self.config
+        diff = [n for n in ("family", "layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab")
+                if getattr(c, n) != getattr(mine, n)]
+        if diff:
+            raise LLMError(f"weights for a different model: {', '.join(f'{n} {getattr(c, n)} vs {getattr(mine, n)}' for n in diff)}",
+                           user_loc(), hint="build the model from the weights' config")
+        self.weights = weights
+        return self
+
+    def layer_args(self, i: int) -> list[np.ndarray]:
+        lw: LayerWeights = self.weights.layers[i]
+        spec = self.layer(1, self.config.layer_types[i])
+        out = []
+        for name in spec.weights:
+            if name == "qkv_w":
+                out.append(np.concatenate([lw.q, lw.k, lw.v], axis=0))
+            elif name == "qkv_b":
+                out.append(np.concatenate([lw.q_b, lw.k_b, lw.v_b]))
+            else:
+                out.append(getattr(lw, name))
+        return [np.ascontiguousarray(a, dtype=np.float32) for a in out]
+
+    # ---------------------------------------------------------------- run
+    def new_cache(self) -> Cache:
+        c = self.config
+        shape = (c.kv_heads, self.max_len, c.head_dim)
+        z = [np.zeros(shape, np.float32) for _ in range(c.layers)]
+        return Cache(z, [x.copy() for x in z], 0)
+
+    def _run_kernel(self, k, args, backend):
+        if backend == "sim":
+            return k(*args)
+        key = ("kernel", k.ir.name)
+        if key not in self._projects:
+            self._projects[key] = default_schedule(k).build("hls")
+        return self._projects[key].csim(*args)
+
+    def _run_layer(self, i: int, t: int, x, cache: Cache, pos: int, backend: str):
+        c = self.config
+        kind = c.layer_types[i]
+        spec = self.layer(t, kind)
+        args = [x] + self.layer_args(i) + [cache.keys[i], cache.values[i]]
+        if c.rope_theta is not None:
+            cos, sin = rope_tables(self._inv_freq[c.layer_theta(i)], np.arange(pos, pos + t))
+            args += [np.ascontiguousarray(cos, np.float32), np.ascontiguousarray(sin, np.float32)]
+        args += [np.int32(pos), np.int32(pos + t)]
+        if backend == "sim":
+            return spec.function(*args)
+        key = ("layer", t, kind)
+        if key not in self._projects:
+            self._projects[key] = self.schedule(t, kind).build("hls")
+        return self._projects[key].csim(*args)
+
+    def _check(self, backend: str, cache: Cache | None, t: int):
+        if self.weights is None:
+            raise LLMError("the model has no weights", user_loc(), hint="model.load(weights) first")
+        if backend not in BACKENDS:
+            raise LLMError(f"unknown backend {backend!r}", user_loc(), hint=f"backend is one of {', '.join(BACKENDS)}")
+        used = cache.length if cache is not None else 0
+        if used + t > self.max_len:
+            raise LLMError(f"{used + t} tokens do not fit the KV cache of {self.max_len} positions", user_loc(),
+                           hint=f"build the model with a larger max_len, e.g. {self.config.family}(config, max_len="
+                                f"{max(2 * self.max_len, used + t)})")
+
+    def prefill(self, ids, cache: Cache | None = None, backend: str = "sim") -> tuple[np.ndarray, Cache]:
+        """Logits ``[T, vocab]`` of ``ids`` after ``cache``'s tokens, and the updated cache."""
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        if ids.size == 0 or ids.min() < 0 or ids.max() >= self.config.vocab:
+            raise LLMError(f"token ids must be a non-empty sequence in 0..{self.config.vocab - 1}", user_loc(),
+                           hint="check the tokenizer matches the model")
+        t = int(ids.size)
+        self._check(backend, cache, t)
+        cache = cache if cache is not None else self.new_cache()
+        pos = cache.length
+        w = self.weights
+        emb = self._kernel("embed", t)
+        ids32 = ids.astype(np.int32)
+        eargs = [ids32, w.embed] + ([w.pos_embed, np.int32(pos)] if self.config.family == "gpt2" else [])
+        x = self._run_kernel(emb, eargs, backend)
+        keys, values = list(cache.keys), list(cache.values)
+        new = Cache(keys, values, pos + t)
+        for i in range(self.config.layers):
+            x, keys[i], values[i] = self._run_layer(i, t, x, cache, pos, backend)
+        nargs = [x, w.final_norm] + ([w.final_norm_b] if self.config.norm == "layernorm" else [])
+        hn = self._run_kernel(self._kernel("norm", t), nargs, backend)
+        logits = self._run_kernel(self._kernel("head", t), [hn, w.lm_head], backend)
+        return logits, new
+
+    def decode(self, token_id: int, cache: Cache, backend: str = "sim") -> tuple[np.ndarray, Cache]:
+        """Logits ``[vocab]`` of one token after ``cache``, and the cache with it appended."""
+        if not isinstance(cache, Cache) or cache.length == 0:
+            raise LLMError("decode needs the cache prefill returned", user_loc(),
+                           hint="logits, cache = model.prefill(prompt_ids); then model.decode(token, cache)")
+        logits, cache = self.prefill([int(token_id)], cache, backend)
+        return logits[0], cache
+
+    def generate(self, prompt_ids, max_new_tokens: int, backend: str = "sim", stop_tokens=()) -> list[int]:
+        """Greedy generation (argmax, first index on ties): prefill, then one decode per new token."""
+        logits, cache = self.prefill(prompt_ids, backend=backend)
+        out: list[int] = []
+        nxt = int(np.argmax(logits[-1]))
+        stop = {int(s) for s in stop_tokens}
+        while len(out) < max_new_tokens:
+            out.append(nxt)
+            if nxt in stop or len(out) == max_new_tokens:
+                break
+            logits, cache = self.decode(nxt, cache, backend)
+            nxt = int(np.argmax(logits))
+        return out
+
+
+def _builder(family: str):
+    def build(config: LLMConfig, blocks: dict | None = None, max_len: int = 64) -> LLM:
+        if config.family != family:
+            raise LLMError(f"{family}() takes a {family} config, got a {config.family} one", user_loc(),
+                           hint=f"use {config.family}(config)")
+        return LLM(config, max_len, dict(blocks or {}))
+
+    build.__name__ = family
+    build.__doc__ = f"The {family} decoder: one fused layer dataflow re-invoked per layer (see :class:`LLM`)."
+    return build
+
+
+gpt2, llama, qwen2, gemma3 = (_builder(f) for f in ("gpt2", "llama", "qwen2", "gemma3"))
+
+
+def model(config: LLMConfig, blocks: dict | None = None, max_len: int = 64) -> LLM:
+    """The builder of ``config``'s family."""
+    return {"gpt2": gpt2, "llama": llama, "qwen2": qwen2, "gemma3": gemma3}[config.family](config, blocks, max_len)
