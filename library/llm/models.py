@@ -225,6 +225,14 @@ class LLM:
         logits, cache = self.prefill([int(token_id)], cache, backend)
         return logits[0], cache
 
+    def build(self, target: str = "hls", output=None, **options):
+        """The accelerator's project: the layer dataflow, host code, link config, packed weights (:mod:`.hls_build`)."""
+        if target != "hls":
+            raise LLMError(f"unknown target {target!r}", user_loc(), hint='use target="hls"')
+        from .hls_build import build
+
+        return build(self, output, **options)
+
     def generate(self, prompt_ids, max_new_tokens: int, backend: str = "sim", stop_tokens=()) -> list[int]:
         """Greedy generation (argmax, first index on ties): prefill, then one decode per new token."""
         logits, cache = self.prefill(prompt_ids, backend=backend)
