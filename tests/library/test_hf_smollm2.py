@@ -127,3 +127,20 @@ def test_missing_file_is_a_clear_error(tmp_path):
     with pytest.raises(LLMError, match="no GGUF file") as err:
         load_gguf(tmp_path / "nope.gguf")
     assert err.value.loc.file == __file__
+
+
+@pytest.mark.slow
+def test_the_streamdsl_accelerator_says_paris_token_for_token_like_transformers(ours, theirs):
+    """The library's Llama (one fused layer dataflow, 30 calls per token) on the reference simulator."""
+    from streamdsl.library.llm.models import llama
+
+    config, weights, tokenizer, _ = ours
+    model, _ = theirs
+    ids = tokenizer(PROMPT).input_ids
+    start = time.perf_counter()
+    new = llama(config, max_len=len(ids) + 8).load(weights).generate(ids, 8)
+    print(f"streamdsl simulator, greedy 8 tokens: {time.perf_counter() - start:.1f} s")
+    assert tokenizer.decode(new).startswith(PARIS)
+    with torch.no_grad():
+        ref = model.generate(torch.tensor([ids]), max_new_tokens=8, do_sample=False)[0, len(ids):].tolist()
+    assert new == ref
