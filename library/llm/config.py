@@ -48,7 +48,8 @@ def user_loc() -> Loc | None:
     frame = inspect.currentframe()
     while frame is not None:
         file = os.path.abspath(frame.f_code.co_filename)
-        if not (file.startswith(_LIB_DIR) or file.startswith(_CORE_DIR) or frame.f_code.co_filename.startswith("<frozen")):
+        generated = frame.f_code.co_filename.startswith("<frozen") or frame.f_code.co_filename == "<string>"
+        if not (file.startswith(_LIB_DIR) or file.startswith(_CORE_DIR) or generated):  # <string>: dataclass __init__
             return _frame_loc(frame)
         frame = frame.f_back
     return None

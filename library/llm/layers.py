@@ -10,7 +10,9 @@ the new keys and values are appended to the cache first, and attention
 reads the cache (transformers appends before attending too).
 
 Every block is a name in :data:`BLOCKS`; ``blocks={"mlp": my_kernel}``
-replaces one with a user kernel of the same interface (checked).
+replaces one with a user kernel of the same interface (checked), or with a
+factory ``f(config, t, cache_len) -> kernel`` when the model runs at
+several sizes (prefill and decode).
 """
 from __future__ import annotations
 
@@ -83,9 +85,11 @@ def resolve_blocks(c: LLMConfig, t: int, s: int, kind: str, swaps: dict | None) 
         if name not in b:
             known = ", ".join(n for n in BLOCKS if n in b)
             raise LLMError(f"a {c.family} layer has no block {name!r}", user_loc(), hint=f"its blocks are: {known}")
+        if callable(k) and not isinstance(k, sd.KernelFunction):
+            k = k(c, t, s)  # a factory: one kernel per size (prefill and decode differ in t)
         if not isinstance(k, sd.KernelFunction):
-            raise LLMError(f"block {name!r} must be an @sd.kernel function, got {type(k).__name__}", user_loc(),
-                           hint="decorate your kernel with @sd.kernel")
+            raise LLMError(f"block {name!r} must be an @sd.kernel function or a factory (config, t, cache_len) -> "
+                           f"kernel, got {type(k).__name__}", user_loc(), hint="decorate your kernel with @sd.kernel")
         want, got = _signature(b[name]), _signature(k)
         if want != got:
             raise LLMError(f"kernel '{k.ir.name}' cannot replace block {name!r}: it takes ({', '.join(got[0])}) -> "

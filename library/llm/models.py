@@ -49,6 +49,17 @@ class Cache:
         return f"Cache({len(self.keys)} layers of {shape}, {self.length} tokens)"
 
 
+@dataclass(frozen=True)
+class Verification:
+    steps: int
+    max_abs_error: float
+    backend: str
+
+    def __str__(self) -> str:
+        return (f"verified {self.steps} step(s) (prefill + {self.steps - 1} decode) on {self.backend}: "
+                f"max |logit error| {self.max_abs_error:.2e}")
+
+
 @dataclass
 class LLM:
     config: LLMConfig
@@ -232,6 +243,36 @@ class LLM:
         from .hls_build import build
 
         return build(self, output, **options)
+
+    def verify(self, reference, ids, decode_steps: int = 2, backend: str = "sim", rtol: float = 1e-4,
+               atol: float = 1e-4) -> "Verification":
+        """Check prefill and ``decode_steps`` cached decode steps against ``reference(ids) -> logits [T, vocab]``.
+
+        ``reference`` is the user's truth (a NumpyModel's ``forward``, a transformers
+        model wrapped to NumPy, ...); decode step ``n`` is compared with the last row of
+        ``reference`` on the whole sequence so far.  Raises :class:`LLMError` on a mismatch.
+        """
+        ids = [int(i) for i in np.asarray(ids).reshape(-1)]
+        logits, cache = self.prefill(ids, backend=backend)
+        seq = list(ids)
+        rows = [(logits, np.asarray(reference(seq), np.float32))]
+        for _ in range(decode_steps):
+            nxt = int(np.argmax(rows[-1][0] if rows[-1][0].ndim == 1 else rows[-1][0][-1]))
+            seq.append(nxt)
+            lg, cache = self.decode(nxt, cache, backend)
+            rows.append((lg, np.asarray(reference(seq), np.float32)[-1]))
+        worst = 0.0
+        for step, (got, want) in enumerate(rows):
+            if got.shape != want.shape:
+                raise LLMError(f"reference logits have shape {want.shape}, the model's {got.shape} (step {step})",
+                               user_loc(), hint="reference(ids) must return logits [len(ids), vocab]")
+            err = np.abs(got - want) - (atol + rtol * np.abs(want))
+            if (err > 0).any() or not np.array_equal(np.argmax(got, -1), np.argmax(want, -1)):
+                raise LLMError(f"step {step}: logits differ from the reference by up to "
+                               f"{float(np.abs(got - want).max()):.3g} (rtol {rtol}, atol {atol}) or pick another token",
+                               user_loc(), hint="compare the swapped block with the library block on the same inputs")
+            worst = max(worst, float(np.abs(got - want).max()))
+        return Verification(len(rows), worst, backend)
 
     def generate(self, prompt_ids, max_new_tokens: int, backend: str = "sim", stop_tokens=()) -> list[int]:
         """Greedy generation (argmax, first index on ties): prefill, then one decode per new token."""

@@ -249,6 +249,50 @@ def _finish(config, embed, layers, final_norm, final_norm_b, head, pos_embed=Non
                         source=source)
 
 
+def random_weights(config: LLMConfig, seed: int = 0) -> ModelWeights:
+    """Random weights of ``config``'s shapes at scales that keep activations O(1), for tests and demos.
+
+    Norm weights around 1 (Gemma's ``1 + w`` form: around 0), biases N(0, 0.1),
+    embeddings N(0, 1), matrices N(0, 1/fan_in): every parameter non-trivial, so
+    a missing bias or a ``w`` vs ``1 + w`` shows in the logits.
+    """
+    c, rng = config, np.random.default_rng(seed)
+
+    def mat(out: int, inp: int) -> np.ndarray:
+        return (rng.standard_normal((out, inp)) / np.sqrt(inp)).astype(np.float32)
+
+    def vec(n: int, flag: bool = True) -> Array:
+        return (0.1 * rng.standard_normal(n)).astype(np.float32) if flag else None
+
+    def norm(n: int) -> np.ndarray:
+        base = 0.0 if c.norm == "rmsnorm1p" else 1.0
+        return (base + 0.3 * rng.standard_normal(n)).astype(np.float32)
+
+    ln_bias = c.norm == "layernorm"
+    layers = []
+    for _ in range(c.layers):
+        lw = LayerWeights(ln1=norm(c.hidden), ln2=norm(c.hidden), q=mat(c.q_dim, c.hidden),
+                          k=mat(c.kv_dim, c.hidden), v=mat(c.kv_dim, c.hidden), o=mat(c.hidden, c.q_dim),
+                          ln1_b=vec(c.hidden, ln_bias), ln2_b=vec(c.hidden, ln_bias), q_b=vec(c.q_dim, c.qkv_bias),
+                          k_b=vec(c.kv_dim, c.qkv_bias), v_b=vec(c.kv_dim, c.qkv_bias), o_b=vec(c.hidden, c.o_bias))
+        if c.gated_mlp:
+            lw.gate, lw.up, lw.down = mat(c.intermediate, c.hidden), mat(c.intermediate, c.hidden), mat(c.hidden, c.intermediate)
+            lw.gate_b, lw.up_b, lw.down_b = (vec(n, c.mlp_bias) for n in (c.intermediate, c.intermediate, c.hidden))
+        else:
+            lw.fc, lw.proj = mat(c.intermediate, c.hidden), mat(c.hidden, c.intermediate)
+            lw.fc_b, lw.proj_b = vec(c.intermediate, c.mlp_bias), vec(c.hidden, c.mlp_bias)
+        if c.sandwich_norm:
+            lw.post_attn_norm, lw.post_mlp_norm = norm(c.hidden), norm(c.hidden)
+        if c.qk_norm:
+            lw.q_norm, lw.k_norm = norm(c.head_dim), norm(c.head_dim)
+        layers.append(lw)
+    embed = rng.standard_normal((c.vocab, c.hidden)).astype(np.float32)
+    pos = rng.standard_normal((c.max_positions, c.hidden)).astype(np.float32) if c.rope_theta is None else None
+    head = embed if c.tied_embeddings else mat(c.vocab, c.hidden)
+    return ModelWeights(c, embed, layers, norm(c.hidden), head, pos_embed=pos, final_norm_b=vec(c.hidden, ln_bias),
+                        source=f"random (seed {seed})")
+
+
 # -- from a state dict ----------------------------------------------------------------------------
 _GPT2_IGNORED = (".attn.bias", ".attn.masked_bias")  # causal-mask buffers of older checkpoints
 

@@ -57,3 +57,50 @@ def test_residual_bypass_is_sized_by_the_lp():
     g.fifo(g.edge("x"), depth=depth - 1, consumer=g.task(ex.add.ir.name))
     less = g.simulate()
     assert less.backpressure["load_x"] > 0  # one token less: the DMA waits on the full bypass
+
+
+def test_custom_mlp_in_a_llama_verifies_on_the_simulator_and_in_csim():
+    ex = load("custom_mlp_llama")
+    m = ex.build()
+    assert "call my_mlp(n2, wg, wu, wd)" in str(m.layer(1).function)
+    from streamdsl.library.llm.numpy_model import NumpyModel
+
+    reference = NumpyModel(ex.config, ex.weights).forward
+    prompt = np.arange(6)
+    for backend in ("sim", "csim"):
+        assert m.verify(reference, prompt, decode_steps=2, backend=backend).steps == 3
+
+
+def test_a_block_with_another_interface_is_refused_where_it_is_swapped_in():
+    from streamdsl.library.llm.config import LLMError
+    from streamdsl.library.llm.models import llama
+
+    ex = load("custom_mlp_llama")
+    wrong = ex.make_my_mlp(ex.config.replace(intermediate=64), 1, 16)
+    with pytest.raises(LLMError) as err:
+        llama(ex.config, blocks={"mlp": wrong})
+    text = str(err.value)
+    assert "cannot replace block 'mlp'" in text and "f32[64, 64]" in text
+    assert "test_dataflow_examples.py" in text  # at the user's line
+    with pytest.raises(LLMError, match="has no block 'mpl'"):
+        llama(ex.config, blocks={"mpl": wrong})
+
+
+def test_a_wrong_reference_fails_verification():
+    from streamdsl.library.llm.config import LLMError
+
+    ex = load("custom_mlp_llama")
+    m = ex.build()
+    with pytest.raises(LLMError, match="differ from the reference"):
+        m.verify(lambda ids: np.zeros((len(ids), ex.config.vocab), np.float32), np.arange(4), decode_steps=0)
+
+
+def test_custom_mlp_script_runs(capsys):
+    import runpy
+
+    from test_examples import EXAMPLES
+
+    runpy.run_path(str(EXAMPLES / "custom_mlp_llama.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "verified 3 step(s) (prefill + 2 decode) on sim" in out
+    assert "verified 3 step(s) (prefill + 2 decode) on csim" in out

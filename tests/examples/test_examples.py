@@ -245,7 +245,8 @@ def test_syrk_upper_triangle_passes_through():
     np.testing.assert_array_equal(S[iu], C[iu])
 
 
-ALL_EXAMPLES = sorted(p.stem for p in EXAMPLES.glob("*.py") if p.stem != "demo")
+MODEL_EXAMPLES = {"custom_mlp_llama"}  # whole models: test_dataflow_examples.py runs and verifies them
+ALL_EXAMPLES = sorted(p.stem for p in EXAMPLES.glob("*.py") if p.stem != "demo" and p.stem not in MODEL_EXAMPLES)
 
 
 def test_every_example_is_covered():
