@@ -245,7 +245,7 @@ def test_syrk_upper_triangle_passes_through():
     np.testing.assert_array_equal(S[iu], C[iu])
 
 
-MODEL_EXAMPLES = {"custom_mlp_llama"}  # whole models: test_dataflow_examples.py runs and verifies them
+MODEL_EXAMPLES = {"custom_mlp_llama", "llm_demo"}  # whole models: test_dataflow_examples.py, tests/library
 ALL_EXAMPLES = sorted(p.stem for p in EXAMPLES.glob("*.py") if p.stem != "demo" and p.stem not in MODEL_EXAMPLES)
 
 
