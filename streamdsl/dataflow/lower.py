@@ -22,6 +22,7 @@ region of every task, this builds what the accelerator is made of:
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from .access import StepTables, step_tables
@@ -149,7 +150,7 @@ class _Builder:
             for n, e in zip(result_locals(k), t.outputs):
                 outs[n] = self.producer_layout(e)
                 ports[e] = ports.get(e, ()) + (n,)
-            tables = step_tables(k, ins, outs)
+            tables = _tables(k, ins, outs)
             self.add(Node(t.name, "task", self.regions[t.name], None, kernel_task(t.name, k, tables.iterations[0]),
                           local_bytes=local_bytes(k), tables=tables, ports=ports))
         for e in self.g.edges.values():
@@ -235,6 +236,26 @@ class _Builder:
         for f in drams:
             f.name = f"{e}:dram" if len(drams) == 1 else f"{e}:dram->{f.dst}"
         self.out.fifos.extend(real + drams)
+
+
+_TABLES: "OrderedDict[tuple, tuple[Kernel, StepTables]]" = OrderedDict()
+
+
+def _tables(k: Kernel, ins: dict[str, ITensor], outs: dict[str, ITensor]) -> StepTables:
+    """:func:`step_tables`, remembered: a design is lowered again after every primitive and print.
+
+    Keyed by the kernel's identity (IR is immutable; the entry keeps it alive, so
+    the id cannot be reused) and the layouts."""
+    key = (id(k), tuple(ins.items()), tuple(outs.items()))
+    hit = _TABLES.get(key)
+    if hit is not None and hit[0] is k:
+        _TABLES.move_to_end(key)
+        return hit[1]
+    tables = step_tables(k, ins, outs)
+    _TABLES[key] = (k, tables)
+    if len(_TABLES) > 512:
+        _TABLES.popitem(last=False)
+    return tables
 
 
 def result_locals(k: Kernel) -> list[str]:
