@@ -31,7 +31,8 @@ from .layers import LayerSpec, make_layer
 from .linear import make_lm_head
 from .norms import make_layernorm, make_rmsnorm
 from .numpy_model import rope_inv_freq, rope_tables
-from .weights import LayerWeights, ModelWeights
+from .qlayers import SCHEMES, make_qlayer
+from .weights import LayerWeights, ModelWeights, QuantLinear, quantize
 
 BACKENDS = ("sim", "csim")
 
@@ -65,6 +66,7 @@ class LLM:
     config: LLMConfig
     max_len: int = 64  # positions the KV cache holds
     blocks: dict = field(default_factory=dict)
+    quant: str = "fp32"  # "fp32" | "w8a8" | "w4a8": the layer's linears
     weights: ModelWeights | None = None
     _layers: dict = field(default_factory=dict, repr=False)
     _schedules: dict = field(default_factory=dict, repr=False)
@@ -72,6 +74,11 @@ class LLM:
     _kernels: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
+        if self.quant not in ("fp32", *SCHEMES):
+            raise LLMError(f"unknown quantisation {self.quant!r}", user_loc(), hint="quant is fp32, w8a8 or w4a8")
+        if self.quant != "fp32" and self.blocks:
+            raise LLMError("blocks can be swapped in fp32 layers only", user_loc(),
+                           hint="build the model with quant='fp32' to swap blocks")
         if self.config.rope_theta is None:  # GPT-2's learned positions are a hard limit
             self.max_len = min(self.max_len, self.config.max_positions)
         self._inv_freq = {}
@@ -91,7 +98,8 @@ class LLM:
         """The layer dataflow for ``t`` new tokens (``kind``: full or sliding attention)."""
         key = (t, kind)
         if key not in self._layers:
-            self._layers[key] = make_layer(self.config, t, self.max_len, kind, self.blocks)
+            self._layers[key] = (make_layer(self.config, t, self.max_len, kind, self.blocks) if self.quant == "fp32"
+                                 else make_qlayer(self.config, t, self.max_len, kind, self.quant))
         return self._layers[key]
 
     def schedule(self, t: int, kind: str = FULL):
@@ -131,14 +139,15 @@ class LLM:
 
     # ------------------------------------------------------------- weights
     def load(self, weights: ModelWeights) -> "LLM":
-        """Use ``weights`` (fp32; quantised weights are not run by the layer accelerator yet)."""
+        """Use ``weights``; fp32 weights are quantised here when the model is W8A8/W4A8."""
         if not isinstance(weights, ModelWeights):
             raise LLMError(f"load takes ModelWeights, got {type(weights).__name__}", user_loc(),
                            hint="weights.from_hf(model), weights.load_state_dict(sd, config) or gguf_loader")
-        if weights.scheme != "fp32":
-            raise LLMError(f"the layer accelerator runs fp32 weights; these are {weights.scheme}", user_loc(),
-                           hint="quantised models run in NumpyModel; the W8A8/W4A8 linears are blocks "
-                                "(make_linear_w8a8) a layer does not use yet")
+        if weights.scheme != self.quant:
+            if weights.scheme != "fp32":
+                raise LLMError(f"the model computes {self.quant} but the weights are {weights.scheme}", user_loc(),
+                               hint=f"build the model with quant={weights.scheme!r}, or load fp32 weights")
+            weights = quantize(weights, self.quant)
         c = weights.config
         mine = self.config
         diff = [n for n in ("family", "layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab")
@@ -150,17 +159,25 @@ class LLM:
         return self
 
     def layer_args(self, i: int) -> list[np.ndarray]:
+        """Layer ``i``'s weight arguments in the order of its dataflow (a ``name*`` is codes, then scales)."""
         lw: LayerWeights = self.weights.layers[i]
         spec = self.layer(1, self.config.layer_types[i])
         out = []
         for name in spec.weights:
-            if name == "qkv_w":
-                out.append(np.concatenate([lw.q, lw.k, lw.v], axis=0))
-            elif name == "qkv_b":
-                out.append(np.concatenate([lw.q_b, lw.k_b, lw.v_b]))
+            base = name.rstrip("*")
+            if base == "qkv_w":
+                parts = [lw.q, lw.k, lw.v]
+                w = (QuantLinear(np.concatenate([p.codes for p in parts]), np.concatenate([p.scale for p in parts]),
+                                 parts[0].bits) if isinstance(lw.q, QuantLinear) else np.concatenate(parts, axis=0))
+            elif base == "qkv_b":
+                w = np.concatenate([lw.q_b, lw.k_b, lw.v_b])
             else:
-                out.append(getattr(lw, name))
-        return [np.ascontiguousarray(a, dtype=np.float32) for a in out]
+                w = getattr(lw, base)
+            if isinstance(w, QuantLinear):
+                out += [np.ascontiguousarray(w.codes, dtype=np.int8), np.ascontiguousarray(w.scale, dtype=np.float32)]
+            else:
+                out.append(np.ascontiguousarray(w, dtype=np.float32))
+        return out
 
     # ---------------------------------------------------------------- run
     def new_cache(self) -> Cache:
@@ -290,11 +307,11 @@ class LLM:
 
 
 def _builder(family: str):
-    def build(config: LLMConfig, blocks: dict | None = None, max_len: int = 64) -> LLM:
+    def build(config: LLMConfig, blocks: dict | None = None, max_len: int = 64, quant: str = "fp32") -> LLM:
         if config.family != family:
             raise LLMError(f"{family}() takes a {family} config, got a {config.family} one", user_loc(),
                            hint=f"use {config.family}(config)")
-        return LLM(config, max_len, dict(blocks or {}))
+        return LLM(config, max_len, dict(blocks or {}), quant)
 
     build.__name__ = family
     build.__doc__ = f"The {family} decoder: one fused layer dataflow re-invoked per layer (see :class:`LLM`)."
@@ -304,6 +321,7 @@ def _builder(family: str):
 gpt2, llama, qwen2, gemma3 = (_builder(f) for f in ("gpt2", "llama", "qwen2", "gemma3"))
 
 
-def model(config: LLMConfig, blocks: dict | None = None, max_len: int = 64) -> LLM:
+def model(config: LLMConfig, blocks: dict | None = None, max_len: int = 64, quant: str = "fp32") -> LLM:
     """The builder of ``config``'s family."""
-    return {"gpt2": gpt2, "llama": llama, "qwen2": qwen2, "gemma3": gemma3}[config.family](config, blocks, max_len)
+    return {"gpt2": gpt2, "llama": llama, "qwen2": qwen2, "gemma3": gemma3}[config.family](config, blocks, max_len,
+                                                                                          quant)
