@@ -1,0 +1,242 @@
+"""The whole-model accelerator project (``LLM.build("hls", output=DIR)``, library/llm/hls_build.py).
+
+Tiny random transformers models (test_hf_parity.build_hf) are built into
+projects; the tests check the layer kernels' pragmas and ports, that
+link.cfg connects every m_axi port of every kernel to HBM consistently,
+that the weight files round-trip to the model's weights, and that the
+generated XRT host compiles against a CPU mock of XRT (tests/library/xrt_mock)
+whose kernels are the layer top functions of the generated C-sim sources.
+For Llama and Gemma 3 (sliding + full kernels, two RoPE thetas) the host then
+runs: its greedy tokens must equal ``m.generate`` on the simulator and its
+logits ``m.prefill``/``m.decode`` to 1e-4.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_hf_parity import build_hf, prompt
+
+from streamdsl.library.llm import models
+from streamdsl.library.llm.config import FAMILIES, LLMError
+from streamdsl.library.llm.hls_build import load_weights, read_weights
+from streamdsl.library.llm.weights import from_hf
+
+MOCK = Path(__file__).resolve().parent / "xrt_mock"
+PROMPT_LEN, NEW = 6, 4
+GXX = shutil.which("g++")
+needs_gxx = pytest.mark.skipif(GXX is None, reason="g++ is not installed")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """family -> (model, project, prompt ids): every family built once, with weights."""
+    out = {}
+    for family in FAMILIES:
+        config, hf = build_hf(family)
+        m = models.model(config, max_len=PROMPT_LEN + NEW).load(from_hf(hf))
+        d = tmp_path_factory.mktemp(f"acc_{family}")
+        prj = m.build("hls", output=d, prefill_len=PROMPT_LEN)
+        out[family] = (m, prj, prompt(config, seed=3, length=PROMPT_LEN))
+    return out
+
+
+def m_axi_ports(cpp: str, kernel: str) -> list[str]:
+    top = cpp[cpp.index(f"void {kernel}("):]
+    return re.findall(r"#pragma HLS interface mode=m_axi port=(\w+) ", top)
+
+
+# ------------------------------------------------------------------------------ project files
+@pytest.mark.parametrize("family", FAMILIES)
+def test_layer_projects_have_the_kernels_ports_and_pragmas(built, family):
+    m, prj, _ = built[family]
+    d = prj.output
+    kinds = {"full_attention": "full", "sliding_attention": "sliding"}
+    want = sorted(f"{p}_{kinds[k]}" for p in ("decode", "prefill") for k in m.kinds())
+    assert sorted(v.name for v in prj.variants) == want
+    for top in ("README.md", "Makefile", "link.cfg", "project.json", "host/host.cpp", "weights/manifest.json"):
+        assert (d / top).is_file(), top
+    for v in prj.variants:
+        f = d / v.folder
+        for name in (f"{v.kernel}.cpp", f"{v.kernel}.h", f"tb_{v.kernel}.cpp", "run_hls.tcl", "include/hls_stream.h"):
+            assert (f / name).is_file(), name
+        cpp, h = (f / f"{v.kernel}.cpp").read_text(), (f / f"{v.kernel}.h").read_text()
+        assert f'extern "C" void {v.kernel}(' in h
+        assert "#pragma HLS dataflow" in cpp and "#pragma HLS stream variable=" in cpp
+        assert f"set_top {v.kernel}\n" in (f / "run_hls.tcl").read_text()
+        tensors = [p.name for p in v.ports if p.shape]
+        assert m_axi_ports(cpp, v.kernel) == tensors
+        assert all(f"port={p} offset=slave" in cpp and "max_widen_bitwidth=512" in cpp for p in tensors)
+        assert [p.name for p in v.ports if p.role == "scalar"] == ["pos", "n_valid"]
+        assert v.t == (1 if v.phase == "decode" else PROMPT_LEN)
+        assert f"{v.kernel}.xo" in (d / "Makefile").read_text()
+        # the renamed project is the layer schedule's own project: same sizes, same pragmas
+        orig = m.schedule(v.t, v.kind).build("hls").files[f"{m.schedule(v.t, v.kind).graph.ir.name}.cpp"]
+        assert cpp.count("#pragma") == orig.count("#pragma") and len(cpp.splitlines()) == len(orig.splitlines())
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_link_cfg_maps_every_m_axi_port_consistently(built, family):
+    _, prj, _ = built[family]
+    d = prj.output
+    cfg = (d / "link.cfg").read_text()
+    assert "[connectivity]" in cfg
+    sp = {}
+    for cu, port, lo, hi in re.findall(r"^sp=(\w+)_1\.(\w+):HBM\[(\d+)(?::(\d+))?\]$", cfg, re.M):
+        assert (cu, port) not in sp, f"{cu}.{port} mapped twice"
+        sp[cu, port] = (int(lo), int(hi or lo))
+    nk = re.findall(r"^nk=(\w+):1:(\w+)_1$", cfg, re.M)
+    assert sorted(k for k, _ in nk) == sorted(v.kernel for v in prj.variants) and all(a == b for a, b in nk)
+    bank_of: dict[str, tuple[int, int]] = {}
+    for v in prj.variants:
+        cpp = (d / v.folder / f"{v.kernel}.cpp").read_text()
+        ports = m_axi_ports(cpp, v.kernel)
+        assert sorted(p for (k, p) in sp if k == v.kernel) == sorted(ports)
+        for p in ports:
+            lo, hi = sp[v.kernel, p]
+            assert 0 <= lo <= hi < 32
+            assert bank_of.setdefault(p, (lo, hi)) == (lo, hi), f"{p} on different banks in different kernels"
+    assert bank_of["kc"] == bank_of["kc2"] and bank_of["vc"] == bank_of["vc2"]
+    kv = {bank_of["kc"], bank_of["vc"]}
+    others = {b for p, b in bank_of.items() if p not in ("kc", "vc", "kc2", "vc2")}
+    assert len(kv) == 2 and not kv & others, "the KV caches have banks of their own"
+    matrices = [p for v in prj.variants[:1] for p in v.ports if p.role == "weight" and len(p.shape) == 2]
+    assert len({bank_of[p.name] for p in matrices}) == len(matrices), "every weight matrix has its own bank"
+    plan = json.loads((d / "project.json").read_text())
+    assert all(a["hbm"] == (f"HBM[{sp[v['kernel'], a['name']][0]}]" if sp[v["kernel"], a["name"]][0] == sp[v["kernel"], a["name"]][1]
+                            else f"HBM[{sp[v['kernel'], a['name']][0]}:{sp[v['kernel'], a['name']][1]}]")
+               for v in plan["variants"] for a in v["args"] if a["shape"])
+
+
+def test_the_project_is_deterministic(built, tmp_path):
+    m, prj, _ = built["gemma3"]
+    again = m.build("hls", output=None, prefill_len=PROMPT_LEN)
+    assert again.files == prj.files
+    assert [v.project.files for v in again.variants] == [v.project.files for v in prj.variants]
+
+
+# ------------------------------------------------------------------------------------ weights
+@pytest.mark.parametrize("family", FAMILIES)
+def test_weight_files_round_trip(built, family):
+    m, prj, _ = built[family]
+    wdir = prj.output / "weights"
+    manifest = json.loads((wdir / "manifest.json").read_text())
+    assert manifest["complete"] and manifest["dtype"] == "float32" and manifest["byte_order"] == "little"
+    for t in manifest["tensors"]:
+        assert (wdir / t["file"]).stat().st_size == t["offset"] + t["nbytes"] == 4 * int(np.prod(t["shape"]))
+        if t["where"] == "hbm":
+            port = next(p for p in prj.variants[0].ports if p.name == t["port"])
+            assert t["hbm"] == port.hbm
+    arrays = read_weights(wdir)
+    for i in range(m.config.layers):
+        spec = m.layer(1, m.config.layer_types[i])
+        for name, want in zip(spec.weights, m.layer_args(i)):  # exactly what the layer kernel takes
+            assert np.array_equal(arrays[f"layer{i}_{name}"], want)
+    w = m.weights
+    back = load_weights(wdir, m.config)
+    assert back.tied == w.tied
+    for (n1, a), (n2, b) in zip(w.items(), back.items(), strict=True):
+        assert n1 == n2 and np.array_equal(a, b), n1
+    raw = np.fromfile(wdir / "layer0_ln1.bin", dtype="<f4")
+    assert np.array_equal(raw, w.layers[0].ln1)  # plain little-endian float32, row-major
+
+
+def test_a_model_without_weights_builds_without_weight_files(tmp_path):
+    config, _ = build_hf("qwen2")
+    m = models.model(config, max_len=8)
+    prj = m.build("hls", output=tmp_path / "p", prefill_len=4)
+    assert not prj.weights_written
+    manifest = json.loads((tmp_path / "p" / "weights" / "manifest.json").read_text())
+    assert not manifest["complete"]
+    files = sorted(p.name for p in (tmp_path / "p" / "weights").iterdir())
+    assert files == ["manifest.json", "rope0_cos.bin", "rope0_sin.bin"]
+    with pytest.raises(LLMError, match="is missing"):
+        read_weights(tmp_path / "p" / "weights")
+
+
+def test_bad_options_are_located_errors(built, tmp_path):
+    m, _, _ = built["llama"]
+    with pytest.raises(LLMError) as err:
+        m.build("hls", output=tmp_path / "a", prefill_len=m.max_len + 1)
+    assert "prefill_len must be an integer" in str(err.value) and "test_models_hls.py" in str(err.value)
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "mine.txt").write_text("x")
+    with pytest.raises(LLMError, match="did not generate"):
+        m.build("hls", output=tmp_path / "b")
+    with pytest.raises(LLMError, match="no HBM plan"):
+        m.build("hls", output=tmp_path / "c", board="vck190")
+
+
+# ------------------------------------------------------------------------------- host + mock
+def _gxx(args: list[str]) -> None:
+    r = subprocess.run([GXX, "-std=c++17", "-pthread", "-fwrapv", "-ffp-contract=off", *args],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-4000:]
+
+
+def compile_host(prj, where: Path) -> Path:
+    """The generated host linked with the XRT mock and every layer kernel's C-sim sources."""
+    where.mkdir(parents=True, exist_ok=True)
+    d = prj.output
+    jobs = [["-O1", "-Wall", "-Wextra", "-Werror", f"-I{MOCK}", "-c", str(d / "host" / "host.cpp"),
+             "-o", str(where / "host.o")]]
+    for v in prj.variants:
+        names = ", ".join(f'"{p.name}"' for p in v.ports)
+        src = where / f"kernel_{v.name}.cpp"
+        src.write_text(
+            '#include "xrt_mock.h"\n'
+            + "".join(f'#include "{h}"\n' for h in ("ap_fixed.h", "ap_int.h", "hls_math.h", "hls_stream.h", "streamdsl_rt.h"))
+            + f"namespace mock_{v.name} {{\n#include \"{v.kernel}.cpp\"\n}}\n"
+            + f'XRT_MOCK_KERNEL("{v.kernel}", &mock_{v.name}::{v.kernel}, {{{names}}});\n')
+        jobs.append(["-O1", "-w", f"-I{MOCK}", f"-I{d / v.folder}", f"-I{d / v.folder / 'include'}", "-c", str(src),
+                     "-o", str(src.with_suffix(".o"))])
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(_gxx, jobs))
+    exe = where / "host"
+    _gxx([*(str(p) for p in sorted(where.glob("*.o"))), "-o", str(exe)])
+    return exe
+
+
+@needs_gxx
+@pytest.mark.parametrize("family", FAMILIES)
+def test_host_compiles_against_the_xrt_mock(built, family):
+    _, prj, _ = built[family]
+    host = prj.output / "host" / "host.cpp"
+    _gxx(["-fsyntax-only", "-Wall", "-Wextra", "-Werror", f"-I{MOCK}", str(host)])
+    text = host.read_text()
+    for api in ("xrt::device(", "load_xclbin(", "xrt::kernel", "group_id(", "XCL_BO_SYNC_BO_TO_DEVICE", "xrt::run run("):
+        assert api in text, api
+
+
+@needs_gxx
+@pytest.mark.parametrize("family", ["llama", "gemma3"])
+def test_host_on_the_mock_generates_what_the_simulator_generates(built, family, tmp_path):
+    m, prj, ids = built[family]
+    exe = compile_host(prj, tmp_path / "mock")
+    d = prj.output
+    cmd = [str(exe), str(d / "link.cfg"), str(d / "weights"), *map(str, ids), "--max-new-tokens", str(NEW),
+           "--logits", str(tmp_path / "logits.bin")]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    tokens = [int(x) for x in r.stdout.split()]
+    assert tokens == m.generate(ids, NEW)
+    logits = np.fromfile(tmp_path / "logits.bin", dtype="<f4").reshape(NEW, m.config.vocab)
+    want, cache = m.prefill(ids)
+    rows = [want[-1]]
+    for tok in tokens[:-1]:
+        lg, cache = m.decode(tok, cache)
+        rows.append(lg)
+    np.testing.assert_allclose(logits, np.stack(rows), rtol=1e-4, atol=1e-4)
+    # a prompt shorter than prefill_len goes through the decode kernel token by token
+    r = subprocess.run([*cmd[:3], *map(str, ids[:3]), "--max-new-tokens", "2"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert [int(x) for x in r.stdout.split()] == m.generate(ids[:3], 2)
+    # too long for the KV cache: a clear error
+    r = subprocess.run([*cmd[:3], *map(str, ids), "--max-new-tokens", str(NEW + 2)], capture_output=True, text=True)
+    assert r.returncode == 1 and "do not fit the KV cache" in r.stderr

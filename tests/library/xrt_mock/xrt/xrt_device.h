@@ -1,0 +1,3 @@
+// xrt_device.h: test mock, see ../xrt_mock.h
+#pragma once
+#include "../xrt_mock.h"
