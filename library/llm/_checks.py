@@ -5,41 +5,15 @@ that call (file, line, caret under the call), not inside the library.
 """
 from __future__ import annotations
 
-import inspect
-import linecache
-import os
-from pathlib import Path
-
-import streamdsl as sd
 from streamdsl import StreamDSLError
 
-_INTERNAL = (str(Path(__file__).resolve().parent), str(Path(sd.__file__).resolve().parent))
+from .config import user_loc  # the user's call site: the first frame outside library/ and streamdsl/
 
 
 class BlockError(StreamDSLError):
     """A transformer block was asked for with sizes or options it cannot have."""
 
     kind = "block error"
-
-
-def user_loc() -> sd.Loc | None:
-    """The first frame outside this library and streamdsl: where the user called the factory."""
-    frame = inspect.currentframe()
-    while frame is not None:
-        file = frame.f_code.co_filename
-        if not os.path.abspath(file).startswith(_INTERNAL) and not file.startswith("<frozen"):
-            break
-        frame = frame.f_back
-    if frame is None:
-        return None
-    line, col, end_col = frame.f_lineno, None, None
-    pos = getattr(inspect.getframeinfo(frame, context=0), "positions", None)  # Python >= 3.11
-    if pos is not None and pos.lineno == line and pos.col_offset is not None:
-        col, end_col = pos.col_offset, (pos.end_col_offset if pos.end_lineno == line else None)
-    if col is None:
-        text = linecache.getline(frame.f_code.co_filename, line)
-        col = len(text) - len(text.lstrip())
-    return sd.Loc(frame.f_code.co_filename, line, col, end_col)
 
 
 def fail(message: str, hint: str) -> None:
