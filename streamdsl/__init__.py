@@ -31,6 +31,7 @@ from .dataflow.dfschedule import DataflowSchedule  # noqa: F401
 from .dataflow.graph import DataflowFunction  # noqa: F401
 from .api import KernelFunction, kernel, schedule  # noqa: F401  (bound after the subpackages it shadows)
 from .dataflow.graph import dataflow  # noqa: F401  (the decorator; import submodules with `from streamdsl.dataflow import ...`)
+from .perf.explore import explore  # noqa: F401
 
 
 def parse_ir(text: str, filename: str = "<ir>"):

@@ -1,0 +1,416 @@
+"""Design-space exploration over the paper's three spaces: tiling, fusion, resource allocation.
+
+``sd.explore(target, board="u55c", budget=...)`` where ``target`` is a
+``DataflowSchedule`` (its stream layouts are kept), an ``@sd.dataflow``
+function, or an object with ``.layer(t, kind).function`` and
+``.schedule(t, kind)`` (a library LLM: its one-token decode layer is
+explored).  It returns an :class:`Exploration`: the best design (a
+:class:`~streamdsl.perf.model.DesignPerf` whose ``.schedule`` is the sized
+DataflowSchedule), the default design, and the table of every design tried.
+
+1. **Tiling.**  One default tile for every stream: the outermost data dim in
+   tiles of 1 (a row, a head), the others whole (``tile=True``), plus a loop
+   order that follows it: a top-level loop whose only child is a larger
+   constant loop is swapped with it (``reorder=True``; a refused reorder is
+   skipped), so weights stream row by row.  Every innermost loop is
+   pipelined (II 1).  Then intensity-driven unrolling (the paper's max-heap):
+   repeatedly take the kernel with the most cycles (cost model) and double
+   its unroll factor, which unrolls the loop around each of its pipelined
+   loops by the largest divisor of its trip count up to the factor, until
+   the sum of factors reaches ``budget`` or the next step would take the
+   kernels past ``util`` of the board's DSPs/LUTs/FFs.
+2. **Fusion.**  Everything in one region, or the paper's greedy algorithm 2
+   (``g.auto_fuse``) under the board's on-chip memory cap.
+3. **Resources.**  FIFO depths sized for the board timing (LP offsets and
+   all-start-at-once peaks; FIFOs from a weight DMA into one kernel capped at
+   2 tokens, since back-pressure there only slows the DMA), HBM channels per
+   DMA, buffers bound to LUTRAM/BRAM/URAM by size and tasks placed on SLRs by
+   an ILP (:func:`~streamdsl.perf.model.partition_slrs`).
+
+Which model is used where: kernels are ranked by the cost model alone (one
+kernel at a time, cheap); every design in the table is evaluated end to end
+by the token-level simulator (a full-size LLM layer simulates in well under
+a second, so no coarser model is needed; the analytic estimate is printed
+beside it).  A design is kept only if the token simulator runs it without a
+deadlock and without back-pressure on any kernel and the board holds it.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+
+from ..dataflow.dfschedule import DataflowSchedule
+from ..dataflow.graph import DataflowFunction
+from ..errors import ScheduleError, StreamDSLError, caller_loc
+from ..ir.nodes import Const, For, If
+from ..schedule.cost import BOARD_BUDGET, estimate
+from ..schedule.schedule import Schedule
+from .boards import RESOURCES, board as get_board
+from .model import DesignPerf, capped_fifos, model_design, model_tasks, size_depths
+
+DMA_FIFO_CAP = 2
+
+
+class ExploreError(StreamDSLError):
+    kind = "exploration error"
+
+
+# ------------------------------------------------------------------ kernel recipe
+def _trips(lp: For) -> int | None:
+    if isinstance(lp.start, Const) and isinstance(lp.stop, Const) and lp.step == 1:
+        return int(lp.stop.value - lp.start.value)
+    return None
+
+
+def _loops_with_parents(stmts, parents=()):
+    for s in stmts:
+        if isinstance(s, For):
+            yield s, parents
+            yield from _loops_with_parents(s.body, parents + (s,))
+        elif isinstance(s, If):
+            yield from _loops_with_parents(s.then, parents)
+            yield from _loops_with_parents(s.orelse, parents)
+
+
+def _has_loop(stmts) -> bool:
+    return any(isinstance(s, For) or (isinstance(s, If) and (_has_loop(s.then) or _has_loop(s.orelse))) for s in stmts)
+
+
+def pipeline_innermost(s: Schedule, ii: int = 1) -> None:
+    for lp, parents in list(_loops_with_parents(s.ir.body)):
+        if not _has_loop(lp.body) and "pipeline" not in lp.attrs and "unroll" not in lp.attrs \
+                and not any("pipeline" in p.attrs for p in parents):
+            s.pipeline(s.loop(lp.var), ii=ii)
+
+
+def reorder_for_streams(s: Schedule) -> int:
+    """Swap a top-level loop with its only child loop when the child has more iterations; returns swaps made."""
+    done = 0
+    for st in list(s.ir.body):
+        if not (isinstance(st, For) and len(st.body) == 1 and isinstance(st.body[0], For)):
+            continue
+        inner = st.body[0]
+        to, ti = _trips(st), _trips(inner)
+        if to is None or ti is None or ti <= to or "pipeline" in inner.attrs:
+            continue
+        try:
+            s.reorder(s.loop(inner.var), s.loop(st.var))
+            done += 1
+        except ScheduleError:
+            pass
+    return done
+
+
+def unroll_parallel(s: Schedule, u: int) -> int:
+    """Unroll, by the largest divisor of its trips up to ``u``, the nearest constant loop around each pipelined loop."""
+    if u <= 1:
+        return 1
+    best = 1
+    seen: set[str] = set()
+    for lp, parents in list(_loops_with_parents(s.ir.body)):
+        if "pipeline" not in lp.attrs:
+            continue
+        if any(p.var in seen or "unroll" in p.attrs for p in parents):
+            continue  # one unrolled loop per nest
+        ok = [p for p in parents if p.var not in seen and (_trips(p) or 0) > 1 and "unroll" not in p.attrs
+              and "pipeline" not in p.attrs]
+        if not ok:
+            continue
+        p = max(ok, key=lambda q: _trips(q))  # the widest parallel loop around it (the same one at any token count)
+        n = _trips(p)
+        f = max(d for d in range(1, min(u, n) + 1) if n % d == 0)
+        if f > 1:
+            s.unroll(s.loop(p.var), f)
+            seen.add(p.var)
+            best = max(best, f)
+    return best
+
+
+def apply_recipe(s: Schedule, reorder: bool, u: int) -> int:
+    if reorder:
+        reorder_for_streams(s)
+    pipeline_innermost(s)
+    return unroll_parallel(s, u)
+
+
+# ------------------------------------------------------------------ designs
+@dataclass(frozen=True)
+class Config:
+    tile: bool = True
+    reorder: bool = True
+    unroll: tuple[tuple[str, int], ...] = ()
+    fusion: str = "all"  # "all" | "greedy" | "none"
+
+    def factor(self, task: str) -> int:
+        return dict(self.unroll).get(task, 1)
+
+
+def _default_tile(shape) -> tuple[int, ...]:
+    return (1,) + tuple(shape[1:])
+
+
+def build_design(fn: DataflowFunction, cfg: Config, base: DataflowSchedule | None = None,
+                 cap_bytes: int | None = None) -> DataflowSchedule:
+    g = DataflowSchedule(fn)
+    for t in g.tasks():
+        apply_recipe(g.schedule(t), cfg.reorder, cfg.factor(t.name))
+    for e in g.edges():
+        node = g.graph.edges[e.name]
+        if base is not None and not cfg.tile:
+            if not node.is_input:
+                g.stream(e, itensor=base.layout(e.name), side="producer")
+            for c, _ in node.consumers:
+                g.stream(e, itensor=base.layout(e.name, c), side=g.task(c))
+        elif cfg.tile and node.type.rank >= 2:
+            try:
+                g.stream(e, tile=_default_tile(node.type.shape))
+            except ScheduleError:
+                pass
+    if cfg.fusion == "all":
+        g.fuse(*g.tasks())
+    elif cfg.fusion == "greedy":
+        g.auto_fuse(cap_bytes or 41 * 2**20)
+    return g
+
+
+def size_for_board(g: DataflowSchedule, board, clock_mhz=None, bits=None) -> dict[str, int]:
+    """Size ``g``'s FIFOs for its own timing and for the board timing; pins the larger depth where they differ."""
+    low = g.lowered()
+    caps = capped_fifos(low, DMA_FIFO_CAP)
+    handles = {h.name: h for h in g.fifos()}
+    for n, d in caps.items():
+        g.fifo(handles[n], d)
+    g.size_fifos()
+    _, _, low, nodes, _, _ = model_tasks(g, board, clock_mhz, bits, low=g.lowered())
+    tasks = [nodes[n].task for n in low.nodes]
+    mine = size_depths(tasks, low.sim_edges(), low, caps)
+    cur = g.depths(low)
+    for n, d in mine.items():
+        if d > cur.get(n, 0) and n in handles:
+            g.fifo(handles[n], d)
+    return g.depths()
+
+
+@dataclass
+class Tried:
+    label: str
+    space: str
+    cfg: Config
+    perf: DesignPerf | None
+    why: str = ""
+
+    def row(self) -> list[str]:
+        p = self.perf
+        if p is None:
+            return [self.label, self.space, "-", "-", "-", "-", "-", "-", "-", self.why]
+        tot, cap = p.total, p.board.total
+        pct = lambda r: f"{100 * tot[r] / cap[r]:.0f}%"  # noqa: E731
+        units = sum(u for _, u in self.cfg.unroll) or len(p.schedule.graph.tasks) if p.schedule is not None else 0
+        return [self.label, self.space, str(units), f"{p.cycles}", f"{p.analytic}", f"{p.latency_s * 1e6:.1f}",
+                pct("dsp"), f"{pct('bram')}/{pct('uram')}", "yes" if p.fits else "NO", self.why]
+
+
+HEADER = ["design", "space", "sum u", "sim cycles", "analytic", "us", "DSP", "BRAM/URAM", "fits", "why"]
+
+
+def table(rows: list[list[str]], header=HEADER) -> str:
+    w = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    line = lambda r: "  ".join(str(c).ljust(w[i]) if i in (0, 1, len(header) - 1) else str(c).rjust(w[i])  # noqa: E731
+                               for i, c in enumerate(r))
+    return "\n".join([line(header), line(["-" * x for x in w])] + [line(r) for r in rows])
+
+
+@dataclass
+class Exploration:
+    best: DesignPerf
+    default: DesignPerf | None
+    tried: list[Tried] = field(default_factory=list)
+    config: Config | None = None
+
+    def table(self) -> str:
+        return table([t.row() for t in self.tried])
+
+    def report(self) -> str:
+        from .report import design_report
+
+        head = [f"exploration of {self.best.name} on {self.best.board.name}: {len(self.tried)} design(s) tried",
+                self.table(), ""]
+        if self.default is not None:
+            d = self.default
+            gain = d.cycles / self.best.cycles if self.best.cycles and d.cycles else float("nan")
+            head.append(f"default design: {d.cycles} cycles ({'fits' if d.fits else 'does not fit: ' + '; '.join(d.problems)}); "
+                        f"best: {self.best.cycles} cycles ({gain:.1f}x faster)")
+        return "\n".join(head + [design_report(self.best)])
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+def _target(target, t: int, kind):
+    """(dataflow function, default schedule or None, name)."""
+    if isinstance(target, DataflowSchedule):
+        return target.function, target, target.graph.ir.name
+    if isinstance(target, DataflowFunction):
+        return target, None, target.graph.ir.name
+    if hasattr(target, "layer") and hasattr(target, "schedule") and hasattr(target, "config"):
+        kind = kind or target.kinds()[0]
+        return target.layer(t, kind).function, target.schedule(t, kind), f"{target.config.name or target.config.family} layer"
+    raise ExploreError(f"explore takes a DataflowSchedule, an @sd.dataflow function or a model, got {type(target).__name__}",
+                       caller_loc(), hint="sd.explore(sd.schedule(my_dataflow)) or sd.explore(llm_model)")
+
+
+def _kernel_est(fn: DataflowFunction, task: str, reorder: bool, u: int, board_name: str, clock: float, cache: dict):
+    key = (task, reorder, u)
+    if key not in cache:
+        s = Schedule(fn.graph.kernel(task))
+        got = apply_recipe(s, reorder, u)
+        rep = estimate(s.ir, board_name if board_name in BOARD_BUDGET else "u55c", clock)
+        cache[key] = (int(rep.cycles), dict(rep.resources), got)
+    return cache[key]
+
+
+def evaluate(fn, cfg: Config, board, clock_mhz, bits, base=None, label="", space="", why="") -> Tried:
+    """Build one candidate and model it at depths sized for the board timing (not yet pinned in the schedule)."""
+    b = get_board(board)
+    try:
+        g = build_design(fn, cfg, base, cap_bytes=int(0.9 * b.onchip_bytes))
+        _, _, low, nodes, _, _ = model_tasks(g, b, clock_mhz, bits)
+        tasks = [nodes[n].task for n in low.nodes]
+        depths = size_depths(tasks, low.sim_edges(), low, capped_fifos(low, DMA_FIFO_CAP))
+        p = model_design(g, b, clock_mhz, bits, depths=depths, name=label)
+    except StreamDSLError as err:
+        return Tried(label, space, cfg, None, f"refused: {err.message}")
+    if not p.fits:
+        why = (why + "; " if why else "") + "; ".join(p.problems)
+    return Tried(label, space, cfg, p, why)
+
+
+def commit(p: DesignPerf, bits=None) -> DesignPerf:
+    """Pin the board-sized FIFO depths into the design's schedule and re-check it with both timings."""
+    g = p.schedule
+    size_for_board(g, p.board, p.clock_mhz, bits)
+    g.simulate()  # the design as it will be built (its own timing): raises DeadlockError if it deadlocks
+    q = model_design(g, p.board, p.clock_mhz, bits, name=p.name)
+    return q
+
+
+def explore(target, board="u55c", budget: int | None = None, *, clock_mhz: float | None = None,
+            bits: dict | None = None, util: float = 0.85, t: int = 1, kind=None, checkpoints: int = 3,
+            fusion: bool = True, base_config: Config | None = None) -> Exploration:
+    """Explore tiling, fusion and resource allocation of ``target`` on ``board``; see the module docstring.
+
+    ``budget``: the overall unroll budget (sum of the kernels' unroll
+    factors; default: as far as ``util`` of the board's DSP/LUT/FF allows).
+    ``bits``: stored widths of tensors for DMA traffic (``{"w_fc": 4}``)."""
+    b = get_board(board)
+    clock = float(clock_mhz or b.clock_mhz)
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+        raise ExploreError(f"budget must be a positive integer (the sum of unroll factors), got {budget!r}",
+                           caller_loc(), hint="budget=256, or leave it out to fill the board")
+    fn, default_g, name = _target(target, t, kind)
+    tried: list[Tried] = []
+    default = None
+    if default_g is not None:
+        default = model_design(default_g, b, clock, bits, name="default")
+        tried.append(Tried("default", "as given", Config(tile=False, reorder=False), default,
+                           "the schedule as given" + ("" if default.fits else ": " + "; ".join(default.problems))))
+    # tiling: the default tile with and without the loop order that follows it
+    bases = [Config(tile=True, reorder=True), Config(tile=True, reorder=False)]
+    base_rows = []
+    for cfg in ([base_config] if base_config else bases):
+        label = ("tile" if cfg.tile else "layouts as given") + (" + reorder" if cfg.reorder else "")
+        r = evaluate(fn, cfg, b, clock, bits, default_g, label, "tiling", "u=1 everywhere")
+        tried.append(r)
+        base_rows.append(r)
+    ok = [r for r in base_rows if r.perf is not None and r.perf.fits]
+    start = min(ok, key=lambda r: r.perf.cycles) if ok else min(
+        (r for r in base_rows if r.perf is not None), key=lambda r: r.perf.cycles, default=None)
+    if start is None:
+        raise ExploreError(f"no base design of {name} could be built", caller_loc(),
+                           hint="; ".join(r.why for r in base_rows))
+    base_cfg = start.cfg
+    # intensity-driven unrolling under the budget (cost model per kernel)
+    tasks = list(fn.graph.tasks)
+    est: dict = {}
+    u = {tk: 1 for tk in tasks}
+    cur = {tk: _kernel_est(fn, tk, base_cfg.reorder, 1, b.name, clock, est) for tk in tasks}
+    rest = dict(start.perf.total)  # everything but the kernels' own logic
+    for tk in tasks:
+        for r in RESOURCES:
+            rest[r] -= start.perf.nodes[tk].resources.get(r, 0) - 0
+    for tk in tasks:  # keep the memory the FIFOs of each kernel hold
+        for r in ("bram", "uram"):
+            rest[r] += start.perf.nodes[tk].resources.get(r, 0) - cur[tk][1].get(r, 0)
+    limit = {r: util * b.total[r] for r in ("dsp", "lut", "ff")}
+    slr_limit = {r: util * max(sl[r] for sl in b.slrs) for r in ("dsp", "lut", "ff")}  # a kernel sits on one SLR
+
+    def used(state) -> dict:
+        tot = {r: rest[r] for r in ("dsp", "lut", "ff")}
+        for tk in tasks:
+            for r in tot:
+                tot[r] += state[tk][1].get(r, 0)
+        return tot
+
+    heap = [(-cur[tk][0], tk) for tk in tasks]
+    heapq.heapify(heap)
+    total_u = sum(u.values())
+    cap_u = budget if budget is not None else 1 << 30
+    marks = sorted({int(x) for x in (len(tasks) * 2 ** k for k in range(1, 64)) if x <= cap_u} | {cap_u})
+    snap_cfgs: list[tuple[int, dict, str]] = []
+    next_mark = 0
+    while heap:
+        neg, tk = heapq.heappop(heap)
+        nu = u[tk] * 2
+        new = _kernel_est(fn, tk, base_cfg.reorder, nu, b.name, clock, est)
+        if new[2] <= cur[tk][2] or new[0] >= cur[tk][0]:
+            continue  # no loop left to unroll further, or no gain: this kernel is done
+        if any(new[1].get(r, 0) > slr_limit[r] for r in slr_limit):
+            continue  # one more doubling would not fit this kernel on one SLR: it is done
+        trial = dict(cur)
+        trial[tk] = new
+        if total_u + (nu - u[tk]) > cap_u or any(v > limit[r] for r, v in used(trial).items()):
+            snap_cfgs.append((total_u, dict(u), f"budget reached at {tk} (u {u[tk]} -> {nu} would exceed it)"))
+            break
+        total_u += nu - u[tk]
+        u[tk], cur[tk] = nu, new
+        heapq.heappush(heap, (-new[0], tk))
+        while next_mark < len(marks) and total_u >= marks[next_mark]:
+            slow = max(tasks, key=lambda x: cur[x][0])
+            snap_cfgs.append((total_u, dict(u), f"slowest kernel now {slow} ({cur[slow][0]} cycles, u={u[slow]})"))
+            next_mark += 1
+    if not snap_cfgs or snap_cfgs[-1][1] != u:
+        slow = max(tasks, key=lambda x: cur[x][0])
+        snap_cfgs.append((total_u, dict(u), f"every kernel saturated; slowest {slow} ({cur[slow][0]} cycles)"))
+    picks = snap_cfgs[-checkpoints:] if len(snap_cfgs) > checkpoints else snap_cfgs
+    best = start
+    for tot_u, uu, why in picks:
+        cfg = Config(base_cfg.tile, base_cfg.reorder, tuple(sorted((k, v) for k, v in uu.items() if v > 1)), "all")
+        r = evaluate(fn, cfg, b, clock, bits, default_g, f"unroll sum {tot_u}", "tiling", why)
+        tried.append(r)
+        if r.perf is not None and r.perf.fits and (not best.perf.fits or r.perf.cycles < best.perf.cycles):
+            best = r
+    if fusion:
+        for mode in ("greedy", "none"):
+            cfg = Config(best.cfg.tile, best.cfg.reorder, best.cfg.unroll, mode)
+            label = "greedy fusion" if mode == "greedy" else "unfused"
+            r = evaluate(fn, cfg, b, clock, bits, default_g, label, "fusion",
+                         f"algorithm 2 under {0.9 * b.onchip_bytes / 2**20:.1f} MiB" if mode == "greedy"
+                         else "one region per kernel: intermediates through DRAM")
+            if r.perf is not None:
+                r.why += f"; {len(r.perf.schedule.regions())} region(s)"
+            tried.append(r)
+            if r.perf is not None and r.perf.fits and r.perf.cycles < best.perf.cycles:
+                best = r
+    if best.perf.fits:
+        best.perf = commit(best.perf, bits)
+    if not best.perf.fits:
+        raise ExploreError(f"no design of {name} fits {b.name}: " + "; ".join(best.perf.problems), caller_loc(),
+                           hint="use a larger board, smaller tiles, or a lower budget")
+    for r in tried:
+        if r is best:
+            r.label = "* " + r.label
+    return Exploration(best.perf, default, tried, best.cfg)
+
+
+__all__ = ["Config", "Exploration", "ExploreError", "apply_recipe", "build_design", "explore", "size_for_board"]

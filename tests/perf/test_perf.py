@@ -1,0 +1,155 @@
+"""Board facts, model arithmetic on small designs, exploration, the SLR MILP and the reports."""
+import math
+
+import pytest
+
+import streamdsl as sd
+from streamdsl import f32
+from streamdsl.dataflow.tokensim import Edge, Task
+from streamdsl.perf import BOARDS, board, model_design, partition_slrs
+from streamdsl.perf.boards import BoardError, RESOURCES
+from streamdsl.perf.model import DmaModel, allocate_channels, analytic_cycles, bind_memory
+
+N = 64
+
+
+@sd.kernel
+def scale(X: f32[N, N]) -> f32[N, N]:
+    Y: f32[N, N] = 0.0
+    for i in range(N):
+        for j in range(N):
+            Y[i, j] = X[i, j] * 2.0
+    return Y
+
+
+@sd.kernel
+def shift(X: f32[N, N]) -> f32[N, N]:
+    Y: f32[N, N] = 0.0
+    for i in range(N):
+        for j in range(N):
+            Y[i, j] = X[i, j] + 1.0
+    return Y
+
+
+@sd.dataflow
+def pipe(X: f32[N, N]) -> f32[N, N]:
+    a = scale(X)
+    b = shift(a)
+    return b
+
+
+def test_boards_present_and_cited():
+    for name in ("u55c", "u280", "vck190"):
+        b = board(name)
+        assert b.clock_mhz > 0 and b.slrs and b.memories
+        assert all(all(s[r] > 0 for r in RESOURCES) for s in b.slrs)
+        text = "\n".join(b.assumptions())
+        assert ("DS978" in text) if name == "u55c" else ("DS963" in text) if name == "u280" else ("DS950" in text)
+        assert "derived estimate" in text
+    u = BOARDS["u55c"]
+    assert u.total["dsp"] == 9024 and u.total["uram"] == 960 and len(u.slrs) == 3
+    assert u.memory.channels == 32 and u.memory.channel_gbs == 14.375 and math.isclose(u.memory.total_gbs, 460)
+    with pytest.raises(BoardError):
+        board("u999")
+
+
+def test_memory_binding_by_size():
+    assert bind_memory(512)[0] == "lutram" and bind_memory(512)[1]["lut"] == 64
+    st, r = bind_memory(4096)
+    assert st == "bram" and r["bram"] == math.ceil(4096 * 8 / (18 * 1024))
+    st, r = bind_memory(1 << 20)
+    assert st == "uram" and r["uram"] == math.ceil((1 << 23) / (288 * 1024))
+
+
+def test_channel_allocation_hand_computed():
+    ds = [DmaModel(n, n, "load", 0, 32, b, 1, b) for n, b in (("a", 3000), ("b", 1000), ("c", 10))]
+    assert allocate_channels(ds, 8) == 8
+    got = {d.name: d.channels for d in ds}
+    # one each, then 5 spares to the most bytes per channel: a(3000/1=3000) a(1500) b(1000) a(1000) a(750)
+    assert got == {"a": 5.0, "b": 2.0, "c": 1.0}
+
+
+def test_analytic_cycles_hand_computed():
+    t = [Task("p", 4, 2, 3), Task("c", 4, 1, 1)]
+    e = [Edge("e", "p", "c", 4)]
+    # p: latency (4-1)*2+3 = 9; c starts at delay 3 (first token), ends max(3 + 4, 9 + 1) = 10
+    assert analytic_cycles(t, e) == 10
+
+
+def test_model_design_dma_arithmetic():
+    g = sd.schedule(pipe)
+    for e in g.edges():
+        g.stream(e, tile=(1, N))
+    g.fuse(*g.tasks())
+    g.size_fifos()
+    p = model_design(g, "u55c")
+    load = next(d for d in p.dmas if d.direction == "load")
+    assert load.bytes == N * N * 4 and load.token_bytes == N * 4
+    # one load + one store: 1 channel each, 30 spares split between them (15 + 16 or 16 + 15)
+    assert p.channels_used == 32
+    per_cycle = load.gbs * 1e9 / 250e6
+    assert load.ii == max(1, math.ceil(N * 4 / per_cycle))
+    assert p.sim is not None and p.cycles == p.sim.cycles and p.fits
+    p4 = model_design(g, "u55c", bits={"X": 4})
+    assert next(d for d in p4.dmas if d.tensor == "X").bytes == N * N // 2
+
+
+def test_partition_respects_slr_capacity():
+    b = board("u55c")
+    cap = b.slrs[0]["dsp"]
+    nodes = {f"k{i}": {"dsp": int(cap * 0.6), "bram": 0, "uram": 0, "lut": 1000, "ff": 1000} for i in range(3)}
+    links = [("k0", "k1", 100), ("k1", "k2", 100)]
+    where, crossing = partition_slrs(nodes, links, b)
+    assert sorted(where.values()) == [0, 1, 2]  # two of them would exceed one SLR's DSPs
+    assert crossing == 200
+    nodes["k3"] = dict(nodes["k0"])
+    assert partition_slrs(nodes, links, b) is None  # four 60 % kernels cannot fit three SLRs
+
+
+def test_explore_returns_a_design_that_simulates_and_fits():
+    ex = sd.explore(sd.schedule(pipe), board="u55c", budget=16)
+    best = ex.best
+    assert best.fits and best.sim is not None
+    best.schedule.simulate()  # the committed design passes the token simulator at its pinned depths
+    assert best.cycles <= min(t.perf.cycles for t in ex.tried if t.perf is not None and t.perf.fits)
+    text = ex.report()
+    assert "design" in ex.table() and "assumptions:" in text
+
+
+def test_explore_rejects_bad_input():
+    with pytest.raises(sd.StreamDSLError):
+        sd.explore(42)
+    with pytest.raises(sd.StreamDSLError):
+        sd.explore(sd.schedule(pipe), budget=0)
+
+
+def test_report_prints_every_assumption():
+    g = sd.schedule(pipe)
+    g.fuse(*g.tasks())
+    g.size_fifos()
+    p = model_design(g, "vck190", bits={"X": 8})
+    text = p.report()
+    for a in p.assumptions:
+        assert a in text
+    for line in p.board.assumptions():
+        assert line.strip() in text
+    assert "8-bit: X" in text and "SLR0" in text
+
+
+def test_llm_perf_tiny():
+    from streamdsl.library.llm.config import tiny
+    from streamdsl.library.llm.perf import W4A8, layer_macs, llm_perf
+
+    c = tiny("llama")
+    p = llm_perf(c, "u55c", prompt=4, gen=4, bits=W4A8)
+    assert p.tokens_per_s > 0 and p.ttft_s > 0
+    assert math.isclose(p.latency_s, p.ttft_s + 4 / p.tokens_per_s)
+    h = c.hidden
+    mats = h * c.q_dim + 2 * h * c.kv_dim + c.q_dim * h + 3 * h * c.intermediate
+    assert p.weight_bytes() == c.layers * mats * 4 // 8
+    assert math.isclose(p.hbm_roofline_tps, 460e9 / p.weight_bytes())
+    assert layer_macs(c, 8) == mats + 2 * c.heads * 8 * c.head_dim
+    text = p.report()
+    assert "QUANTISATION" in text and "HBM roofline" in text
+    for a in p.assumptions():
+        assert a in text
