@@ -63,7 +63,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .config import FULL, SLIDING, LLMConfig, LLMError, user_loc
 from .numpy_model import rope_inv_freq, rope_tables
-from .weights import LayerWeights, ModelWeights
+from .weights import LayerWeights, ModelWeights, QuantLinear
 
 HBM = {"u55c": (32, 512 * 2**20), "u280": (32, 256 * 2**20)}  # board -> (pseudo-channels, bytes each)
 KIND_TAG = {FULL: "full", SLIDING: "sliding"}
@@ -93,6 +93,11 @@ class Port:
         return math.prod(self.shape) if self.shape else 1
 
     @property
+    def nbytes(self) -> int:
+        return self.count * (4 if self.ctype in ("float", "int32_t") else 1 if self.ctype in ("int8_t", "ap_int<4>")
+                             else 8)
+
+    @property
     def hbm(self) -> str | None:
         if self.banks is None:
             return None
@@ -112,6 +117,11 @@ class LayerVariant:
     folder: str  # layer_decode_full
     ports: list[Port]
     project: object = field(repr=False)  # the DataflowProject (its files renamed; csim works)
+
+    @property
+    def source(self) -> str:
+        """The kernel's C++ source."""
+        return self.project.files[f"{self.kernel}.cpp"]
 
 
 @dataclass
@@ -159,6 +169,24 @@ def _rename(files: dict[str, str], old: str, new: str) -> dict[str, str]:
     return out
 
 
+def weight_fields(spec) -> list[str]:
+    """The file/field name of each weight argument: a quantised ``q*`` is ``q_codes`` then ``q_scale``."""
+    out = []
+    for name in spec.weights:
+        out += [f"{name[:-1]}_codes", f"{name[:-1]}_scale"] if name.endswith("*") else [name]
+    return out
+
+
+_DTYPES = {"float": ("float32", "<f4"), "int8_t": ("int8", "i1"), "ap_int<4>": ("int4 (one per byte)", "i1")}
+
+
+def _dtype(ctype: str) -> tuple[str, str]:
+    if ctype not in _DTYPES:
+        raise LLMError(f"a layer weight of C type {ctype} has no file format", user_loc(),
+                       hint=f"weight files hold {', '.join(_DTYPES)}")
+    return _DTYPES[ctype]
+
+
 def _ports(header: str, kernel: str, ir, spec) -> list[Port]:
     """The kernel's arguments from its prototype, with the role of each (from the layer's IR)."""
     m = next((m for m in _PROTO.finditer(header) if m.group(1) == kernel), None)
@@ -166,9 +194,10 @@ def _ports(header: str, kernel: str, ir, spec) -> list[Port]:
         raise LLMError(f"cannot find the prototype of '{kernel}' in its header", None,
                        hint="this is a streamdsl bug; please report it")
     params = [p.name for p in ir.params]
-    nw = len(spec.weights)
+    fields_ = weight_fields(spec)
+    nw = len(fields_)
     roles = {params[0]: ("input", None)}
-    roles.update({p: ("weight", f) for p, f in zip(params[1:1 + nw], spec.weights)})
+    roles.update({p: ("weight", f) for p, f in zip(params[1:1 + nw], fields_)})
     rest = params[1 + nw:]
     roles[rest[0]], roles[rest[1]] = ("kv_in", None), ("kv_in", None)
     for p in rest[2:]:
@@ -242,11 +271,11 @@ def _plan_banks(model, variants: list[LayerVariant], board: str) -> dict[str, tu
                 continue
             if p.role == "weight":  # every layer's copy; shared by all variants
                 if v is variants[0]:
-                    need[key] = need.get(key, 0) + layers * p.count * 4
+                    need[key] = need.get(key, 0) + layers * p.nbytes
             elif p.role == "kv_in":  # two buffers per layer (ping-pong with kv_out)
-                need[key] = max(need.get(key, 0), layers * 2 * p.count * 4)
+                need[key] = max(need.get(key, 0), layers * 2 * p.nbytes)
             else:  # activations: two of each per variant
-                need[key] = need.get(key, 0) + 2 * p.count * 4
+                need[key] = need.get(key, 0) + 2 * p.nbytes
     order = ["io", "kv_k", "kv_v", "vectors"] + [k for k in dict.fromkeys(
         _bank_key(p) for p in variants[0].ports if p.role == "weight") if k != "vectors"]
     banks, nxt = {}, 0
@@ -280,10 +309,11 @@ def _rope_sets(model) -> tuple[list[float], list[int]]:
     return thetas, [thetas.index(c.layer_theta(i)) for i in range(c.layers)]
 
 
-def _entry(name: str, shape, hbm: str | None, **extra) -> dict:
+def _entry(name: str, shape, hbm: str | None, dtype: str = "float32", **extra) -> dict:
     shape = [int(s) for s in shape]
-    return dict(name=name, file=f"{name}.bin", shape=shape, dtype="float32", offset=0,
-                nbytes=4 * math.prod(shape), hbm=hbm, **extra)
+    size = 4 if dtype == "float32" else 1
+    return dict(name=name, file=f"{name}.bin", shape=shape, dtype=dtype, offset=0,
+                nbytes=size * math.prod(shape), hbm=hbm, **extra)
 
 
 def weight_manifest(model, variants: list[LayerVariant], banks: dict) -> dict:
@@ -296,8 +326,8 @@ def weight_manifest(model, variants: list[LayerVariant], banks: dict) -> dict:
         tensors.append(_entry("pos_embed", (c.max_positions, c.hidden), None, where="host", role="positions"))
     for i in range(c.layers):
         for p in wports:
-            tensors.append(_entry(f"layer{i}_{p.field}", p.shape, p.hbm, where="hbm", role="layer weight",
-                                  layer=i, field=p.field, port=p.name))
+            tensors.append(_entry(f"layer{i}_{p.field}", p.shape, p.hbm, _dtype(p.ctype)[0], where="hbm",
+                                  role="layer weight", layer=i, field=p.field, port=p.name))
     tensors.append(_entry("final_norm", (c.hidden,), None, where="host", role="final norm"))
     if c.norm == "layernorm":
         tensors.append(_entry("final_norm_b", (c.hidden,), None, where="host", role="final norm bias"))
@@ -312,7 +342,7 @@ def weight_manifest(model, variants: list[LayerVariant], banks: dict) -> dict:
         for part in ("cos", "sin"):
             tensors.append(_entry(f"rope{j}_{part}", (model.max_len, c.head_dim), None, where="host",
                                   role=f"rope {part} table", theta=th))
-    return dict(format=FORMAT, model=c.name or c.family, family=c.family, dtype="float32", byte_order="little",
+    return dict(format=FORMAT, model=c.name or c.family, family=c.family, scheme=model.quant, byte_order="little",
                 layout="row-major (C order): each file is the plain array the layer kernel's m_axi port reads",
                 complete=model.weights is not None, layers=c.layers, max_len=model.max_len, tensors=tensors)
 
@@ -328,7 +358,7 @@ def _arrays(model) -> dict[str, np.ndarray]:
             out["pos_embed"] = w.pos_embed
         for i in range(c.layers):
             spec = model.layer(1, c.layer_types[i])
-            for fld, a in zip(spec.weights, model.layer_args(i)):
+            for fld, a in zip(weight_fields(spec), model.layer_args(i), strict=True):
                 out[f"layer{i}_{fld}"] = a
         out["final_norm"] = w.final_norm
         if c.norm == "layernorm":
@@ -351,7 +381,7 @@ def write_weights(model, folder: Path, manifest: dict) -> list[str]:
         a = arrays.get(t["name"])
         if a is None:
             continue
-        a = np.ascontiguousarray(a, dtype="<f4")
+        a = np.ascontiguousarray(a, dtype="<f4" if t["dtype"] == "float32" else "i1")
         if list(a.shape) != t["shape"]:
             raise LLMError(f"weight {t['name']} has shape {a.shape}, the kernel reads {tuple(t['shape'])}", user_loc(),
                            hint="the weights do not belong to this model's config")
@@ -376,30 +406,43 @@ def read_weights(folder) -> dict[str, np.ndarray]:
             raise LLMError(f"weight file '{f}' is missing", user_loc(),
                            hint="the project was built from a model without weights; model.load(weights) and rebuild")
         count = math.prod(t["shape"])
-        a = np.fromfile(f, dtype="<f4", count=count, offset=t["offset"])
+        dt = "<f4" if t["dtype"] == "float32" else "i1"
+        a = np.fromfile(f, dtype=dt, count=count, offset=t["offset"])
         if a.size != count:
             raise LLMError(f"'{f}' holds {a.size} floats from offset {t['offset']}, the manifest says {count}",
                            user_loc(), hint="the file is truncated; rebuild the project")
-        out[t["name"]] = a.astype(np.float32).reshape(t["shape"])
+        out[t["name"]] = a.astype(np.float32 if dt == "<f4" else np.int8).reshape(t["shape"])
     return out
 
 
 def load_weights(folder, config: LLMConfig) -> ModelWeights:
     """:class:`ModelWeights` from a project's weight files (GPT-2's fused qkv split back into q, k, v)."""
     arrays = read_weights(folder)
+    manifest = json.loads((Path(folder) / "manifest.json").read_text())
+    scheme = manifest.get("scheme", "fp32")
+    bits = {"w8a8": 8, "w4a8": 4}.get(scheme, 0)
     layers = []
     for i in range(config.layers):
         fields_ = {k.split("_", 1)[1]: v for k, v in arrays.items() if k.startswith(f"layer{i}_")}
+        for name in [n[:-6] for n in fields_ if n.endswith("_codes")]:
+            fields_[name] = QuantLinear(fields_.pop(f"{name}_codes"), fields_.pop(f"{name}_scale"), bits)
+        h = config.hidden
         if "qkv_w" in fields_:
-            h = config.hidden
-            w, b = fields_.pop("qkv_w"), fields_.pop("qkv_b")
-            fields_.update(q=w[:h], k=w[h:2 * h], v=w[2 * h:], q_b=b[:h], k_b=b[h:2 * h], v_b=b[2 * h:])
+            w = fields_.pop("qkv_w")
+            if isinstance(w, QuantLinear):
+                fields_.update({n: QuantLinear(w.codes[j * h:(j + 1) * h], w.scale[j * h:(j + 1) * h], w.bits)
+                                for j, n in enumerate("qkv")})
+            else:
+                fields_.update(q=w[:h], k=w[h:2 * h], v=w[2 * h:])
+        if "qkv_b" in fields_:
+            b = fields_.pop("qkv_b")
+            fields_.update(q_b=b[:h], k_b=b[h:2 * h], v_b=b[2 * h:])
         layers.append(LayerWeights(**fields_))
     embed = arrays["embed"]
     tied = "lm_head" not in arrays or np.array_equal(arrays["lm_head"], embed) and _tied_in(folder)
     return ModelWeights(config, embed, layers, arrays["final_norm"], embed if tied else arrays["lm_head"],
                         pos_embed=arrays.get("pos_embed"), final_norm_b=arrays.get("final_norm_b"),
-                        source=str(folder))
+                        scheme=scheme, source=str(folder))
 
 
 def _tied_in(folder) -> bool:

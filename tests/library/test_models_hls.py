@@ -127,16 +127,17 @@ def test_weight_files_round_trip(built, family):
     m, prj, _ = built[family]
     wdir = prj.output / "weights"
     manifest = json.loads((wdir / "manifest.json").read_text())
-    assert manifest["complete"] and manifest["dtype"] == "float32" and manifest["byte_order"] == "little"
+    assert manifest["complete"] and manifest["scheme"] == "fp32" and manifest["byte_order"] == "little"
     for t in manifest["tensors"]:
-        assert (wdir / t["file"]).stat().st_size == t["offset"] + t["nbytes"] == 4 * int(np.prod(t["shape"]))
+        size = 4 if t["dtype"] == "float32" else 1
+        assert (wdir / t["file"]).stat().st_size == t["offset"] + t["nbytes"] == size * int(np.prod(t["shape"]))
         if t["where"] == "hbm":
             port = next(p for p in prj.variants[0].ports if p.name == t["port"])
             assert t["hbm"] == port.hbm
     arrays = read_weights(wdir)
     for i in range(m.config.layers):
         spec = m.layer(1, m.config.layer_types[i])
-        for name, want in zip(spec.weights, m.layer_args(i)):  # exactly what the layer kernel takes
+        for name, want in zip(spec.weights, m.layer_args(i), strict=True):  # exactly what the layer kernel takes
             assert np.array_equal(arrays[f"layer{i}_{name}"], want)
     w = m.weights
     back = load_weights(wdir, m.config)
@@ -194,7 +195,7 @@ def compile_host(prj, where: Path) -> Path:
             + "".join(f'#include "{h}"\n' for h in ("ap_fixed.h", "ap_int.h", "hls_math.h", "hls_stream.h", "streamdsl_rt.h"))
             + f"namespace mock_{v.name} {{\n#include \"{v.kernel}.cpp\"\n}}\n"
             + f'XRT_MOCK_KERNEL("{v.kernel}", &mock_{v.name}::{v.kernel}, {{{names}}});\n')
-        jobs.append(["-O1", "-w", f"-I{MOCK}", f"-I{d / v.folder}", f"-I{d / v.folder / 'include'}", "-c", str(src),
+        jobs.append(["-O0", "-w", f"-I{MOCK}", f"-I{d / v.folder}", f"-I{d / v.folder / 'include'}", "-c", str(src),
                      "-o", str(src.with_suffix(".o"))])
     with ThreadPoolExecutor(2) as pool:
         list(pool.map(_gxx, jobs))
@@ -240,3 +241,27 @@ def test_host_on_the_mock_generates_what_the_simulator_generates(built, family, 
     # too long for the KV cache: a clear error
     r = subprocess.run([*cmd[:3], *map(str, ids), "--max-new-tokens", str(NEW + 2)], capture_output=True, text=True)
     assert r.returncode == 1 and "do not fit the KV cache" in r.stderr
+
+
+@needs_gxx
+def test_a_w8a8_model_round_trips_its_codes_and_runs_on_the_mock(tmp_path):
+    config, hf = build_hf("llama")
+    m = models.model(config, max_len=PROMPT_LEN + NEW, quant="w8a8").load(from_hf(hf))
+    prj = m.build("hls", output=tmp_path / "q", prefill_len=PROMPT_LEN)
+    wdir = tmp_path / "q" / "weights"
+    manifest = json.loads((wdir / "manifest.json").read_text())
+    codes = [t for t in manifest["tensors"] if t["name"] == "layer0_q_codes"]
+    assert manifest["scheme"] == "w8a8" and codes[0]["dtype"] == "int8" and codes[0]["nbytes"] == config.q_dim * config.hidden
+    back = load_weights(wdir, config)
+    for (n1, a), (n2, b) in zip(m.weights.items(), back.items(), strict=True):
+        assert n1 == n2 and type(a) is type(b), n1
+        if hasattr(a, "codes"):
+            assert np.array_equal(a.codes, b.codes) and np.array_equal(a.scale, b.scale) and a.bits == b.bits, n1
+        else:
+            assert np.array_equal(a, b), n1
+    exe = compile_host(prj, tmp_path / "mock")
+    ids = prompt(config, seed=3, length=PROMPT_LEN)
+    r = subprocess.run([str(exe), str(tmp_path / "q" / "link.cfg"), str(wdir), *map(str, ids), "--max-new-tokens", "3"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert [int(x) for x in r.stdout.split()] == m.generate(ids, 3)
