@@ -78,6 +78,7 @@ class DataflowSchedule:
         self._sizing: F.Sizing | None = None
         self._sized_for: tuple | None = None  # the timing the sizing was computed for
         self.plan: FusionPlan | None = None
+        self._lowered: tuple | None = None
         self.trace: list[str] = [f"g = sd.schedule({self.graph.ir.name})"]
 
     # ------------------------------------------------------------- handles
@@ -262,8 +263,18 @@ class DataflowSchedule:
 
     # --------------------------------------------------------------- lowering
     def lowered(self) -> Lowered:
-        """Converters, forks, DMAs and FIFOs of the design as it stands."""
-        return lower(self.graph, self.kernel_ir, self._region, self._prod, self._cons)
+        """Converters, forks, DMAs and FIFOs of the design as it stands.
+
+        Remembered until a decision changes: the key holds every layout, every
+        region and the identity of every task's current IR (a kernel schedule
+        gives a new IR object on each primitive), so a design is lowered once
+        per change however often it is printed, sized or simulated."""
+        key = (tuple(self._prod.items()), tuple(self._cons.items()), tuple(self._region.items()),
+               tuple(id(self.kernel_ir(t)) for t in self.graph.tasks))
+        if self._lowered is None or self._lowered[0] != key:
+            irs = [self.kernel_ir(t) for t in self.graph.tasks]  # kept alive with the key, so ids stay unique
+            self._lowered = (key, lower(self.graph, self.kernel_ir, self._region, self._prod, self._cons), irs)
+        return self._lowered[1]
 
     def converters(self):
         return self.lowered().of_kind("converter")
