@@ -91,6 +91,7 @@ def main() -> int:
             t0 = time.perf_counter()
             prj = m.build("hls", output=out, prefill_len=args.prefill_len)
             build_s = time.perf_counter() - t0
+            size, nfiles = project_bytes(out)
             t0 = time.perf_counter()
             with ThreadPoolExecutor(args.jobs) as pool:
                 results = list(pool.map(gxx, compile_jobs(prj, args.full)))
@@ -99,7 +100,6 @@ def main() -> int:
                 if rc != 0:
                     failed = True
                     print(f"  g++ failed on {cmd[-1] if not args.full else cmd[-3]}:\n{err[:3000]}", file=sys.stderr)
-            size, nfiles = project_bytes(out)
             banks = max(b[1] for b in prj.banks.values()) + 1
             lines = ", ".join(f"{v.name} {len(v.source.splitlines())}" for v in prj.variants)
             print(f"{name:<14} {len(prj.variants):>7} {banks:>5} {build_s:>8.2f} {compile_s:>9.2f} "

@@ -31,7 +31,7 @@ HBM plan (U55C: 32 pseudo-channels of 512 MiB).  Bank 0 holds the activations
 own (``kc``/``kc2`` share the K range, so the host ping-pongs two buffers per
 layer between them; likewise V); the 1-D weights (norms, biases) share one
 bank; every weight matrix gets its own range of banks, as many as its
-``layers`` copies need (``sp=...:HBM[a:b]``).  A port's banks are the same
+``layers`` copies need plus 3 % (``sp=...:HBM[a:b]``).  A port's banks are the same
 in every variant, so prefill and decode kernels share the weight and cache
 buffers.  The plan is in ``project.json`` and ``weights/manifest.json``.
 
@@ -282,7 +282,7 @@ def _plan_banks(model, variants: list[LayerVariant], board: str) -> dict[str, tu
     for key in order:
         if key not in need:
             continue
-        n = max(1, -(-need[key] // bank_bytes))
+        n = max(1, -(-(need[key] + need[key] // 32) // bank_bytes))  # 3 % headroom for allocation alignment
         banks[key] = (nxt, nxt + n - 1)
         nxt += n
     if nxt > n_banks:
