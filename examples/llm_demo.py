@@ -32,7 +32,7 @@ def main() -> None:
     start = time.perf_counter()
     config, weights, tokenizer = load_smollm2()
     print(f"loaded {config.name}: {config.layers} layers, hidden {config.hidden}, "
-          f"{weights.nbytes / 2**20:.0f} MiB of fp32 weights ({time.perf_counter() - start:.1f} s)")
+          f"{weights.nbytes() / 2**20:.0f} MiB of fp32 weights ({time.perf_counter() - start:.1f} s)")
     ids = tokenizer(PROMPT).input_ids
     model = llama(config, max_len=len(ids) + NEW_TOKENS).load(weights)
 
