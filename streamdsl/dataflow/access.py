@@ -218,8 +218,8 @@ class StepTables:
         return self._at(self.done[name], self.tokens[name])
 
     def _at(self, table: tuple[int, ...], tokens: int) -> tuple[int, ...]:
-        last = len(self.steps) - 1
-        return tuple(min(int(np.searchsorted(table, j, side="right")), last) for j in range(tokens))
+        at = np.minimum(np.searchsorted(np.asarray(table), np.arange(tokens), side="right"), len(self.steps) - 1)
+        return tuple(at.tolist())
 
     @functools.cached_property
     def iterations(self) -> tuple[int, dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]:
@@ -285,12 +285,11 @@ def _token_boxes(it: ITensor) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _meets(step_boxes: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """(steps, tokens) booleans: does step s's box meet token p's tile?"""
-    out = np.zeros((step_boxes.shape[0], lo.shape[0]), dtype=bool)
-    for a in range(0, step_boxes.shape[0], 512):
-        b = step_boxes[a:a + 512]
-        ok = (b[:, None, :, 0] <= hi[None]) & (lo[None] <= b[:, None, :, 1])
-        out[a:a + 512] = ok.all(axis=2)
+    """(steps, tokens) booleans: does step s's box meet token p's tile? (one dim at a time: no 3-D temporaries)"""
+    out = np.ones((step_boxes.shape[0], lo.shape[0]), dtype=bool)
+    for d in range(lo.shape[1]):
+        out &= step_boxes[:, None, d, 0] <= hi[None, :, d]
+        out &= lo[None, :, d] <= step_boxes[:, None, d, 1]
     return out
 
 
