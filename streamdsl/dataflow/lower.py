@@ -264,7 +264,8 @@ def result_locals(k: Kernel) -> list[str]:
     names = [v.name for v in ret.values] if ret is not None else []
     if len(names) != len(set(names)) or any(n in {p.name for p in k.params} for n in names):
         raise ShapeError(f"kernel '{k.name}' returns an input or one tensor twice; a dataflow task writes each "
-                         "result from a local tensor of its own")
+                         "result from a local tensor of its own", k.loc,
+                         hint="copy into a local (Y: f32[...] = 0.0, then a loop Y[i, j] = X[i, j]) and return Y")
     return names
 
 

@@ -239,3 +239,23 @@ def test_deadlock_is_located_and_names_fifos_and_tasks():
         g.simulate()  # DEADLOCK
     text = at(err, "# DEADLOCK")
     assert "'a:add' (full at depth 1)" in text and "fork_a" in text and "relu_2" in text
+
+
+def test_a_task_returning_its_input_points_at_that_kernel():
+    import streamdsl as sd
+    from streamdsl.errors import ShapeError
+
+    @sd.kernel
+    def passthrough(X: f32[8, 8]) -> f32[8, 8]:  # PASS
+        return X
+
+    @dataflow
+    def two(x: f32[8, 8]) -> f32[8, 8]:
+        a = passthrough(x)
+        b = relu8(a)
+        return b
+
+    g = DataflowSchedule(two)
+    with pytest.raises(ShapeError) as err:
+        g.simulate()
+    assert "returns an input" in at(err, "# PASS") and "copy into a local" in str(err.value)
