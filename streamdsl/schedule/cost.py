@@ -14,6 +14,7 @@ These are model estimates, not Vitis HLS reports.  The model:
   and the memory-port bound (accesses per iteration to one array bank / 2 ports).
 * Resources: DSPs and LUTs per operator and dtype (:data:`COST`), times the
   number of parallel copies (unroll factors, unrolled loops inside a pipeline);
+  an integer multiply by a constant (index arithmetic) is shifts and adds in LUTs;
   local arrays take BRAM18K blocks (or URAM, or LUTs / registers when bound so),
   per partition.
 """
@@ -69,6 +70,8 @@ def op_cost(op: str, t) -> tuple[int, int]:
         return (math.ceil(bits / 27) * math.ceil(bits / 18), 20) if bits > 10 else (0, bits * bits)
     if op in ("floordiv", "mod"):
         return (0, bits * bits)
+    if op == "mul_const":
+        return (0, 2 * bits)
     return (0, bits)
 
 
@@ -136,6 +139,8 @@ class _Model:
             kids = (e.lhs, e.rhs) if isinstance(e, BinOp) else (e.operand,) if isinstance(e, UnaryOp) else e.args
             name = e.op if not isinstance(e, Call) else e.fn
             t = kids[0].dtype
+            if name == "mul" and _class(t) == "i" and any(isinstance(c, Const) for c in kids):
+                name = "mul_const"  # index arithmetic such as i * 64: shifts and adds in LUTs, no DSP
             ops.append((name, t))
             return op_latency(name, t, self.clock) + max(self.expr(c, ops) for c in kids)
         if isinstance(e, Cast):
