@@ -2,6 +2,8 @@
 
     streamdsl sim FILE.py:KERNEL --inputs a.npy b.npy -o out.npy
     streamdsl build FILE.py:NAME --target hls --board u55c -o DIR
+    streamdsl report FILE.py:DATAFLOW --board u55c
+    streamdsl explore FILE.py:DATAFLOW --board u55c
     streamdsl llm build llama --config tiny --quant w8a8 -o DIR
     streamdsl llm generate smollm2 "The capital of France is" --max-new-tokens 4
 
@@ -106,6 +108,39 @@ def cmd_build(args) -> int:
     return 0
 
 
+def _dataflow_schedule(target: str):
+    """A dataflow schedule from ``FILE.py:NAME``: the user's own, or one region of a bare dataflow, FIFOs sized."""
+    from .api import schedule
+
+    obj = _load(target)
+    kind = _kind(obj)
+    if kind == "dataflow schedule":
+        return obj
+    if kind != "dataflow":
+        raise CLIError(f"{target} is a {kind}; report and explore take a dataflow or its schedule",
+                       hint="name an @sd.dataflow function or a DataflowSchedule (g = sd.schedule(fn))")
+    g = schedule(obj)
+    g.fuse(*g.tasks())
+    g.size_fifos()
+    return g
+
+
+def cmd_report(args) -> int:
+    from .perf import model_design
+
+    print(model_design(_dataflow_schedule(args.target), args.board).report())
+    return 0
+
+
+def cmd_explore(args) -> int:
+    from .perf import explore
+
+    ex = explore(_dataflow_schedule(args.target), args.board, args.budget)
+    print(ex.table())
+    print(ex.report())
+    return 0
+
+
 def cmd_llm_build(args) -> int:
     from .library.llm.config import preset, tiny
     from .library.llm.models import model
@@ -150,6 +185,17 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("-o", "--output", required=True, metavar="DIR")
     b.add_argument("--overwrite", action="store_true", help="write into a folder that holds other files")
     b.set_defaults(run=cmd_build)
+
+    r = sub.add_parser("report", help="model a dataflow design on a board: latency, resources, rooflines")
+    r.add_argument("target", metavar="FILE.py:NAME", help="an @sd.dataflow function (built as one region) or its schedule")
+    r.add_argument("--board", default="u55c", help="u55c, u280 or vck190")
+    r.set_defaults(run=cmd_report)
+
+    x = sub.add_parser("explore", help="explore tiling, fusion and resources of a dataflow design")
+    x.add_argument("target", metavar="FILE.py:NAME")
+    x.add_argument("--board", default="u55c", help="u55c, u280 or vck190")
+    x.add_argument("--budget", type=int, default=None, help="overall unroll budget (default: fill the board)")
+    x.set_defaults(run=cmd_explore)
 
     llm = sub.add_parser("llm", help="LLM accelerators from the library").add_subparsers(dest="llm_command", required=True)
     lb = llm.add_parser("build", help="write a whole LLM accelerator project (layer kernels, host, link config)")

@@ -20,7 +20,7 @@ def run(*args, cwd=None):
                           cwd=cwd, timeout=600)
 
 
-@pytest.mark.parametrize("sub", [[], ["sim"], ["build"], ["llm"], ["llm", "build"], ["llm", "generate"]])
+@pytest.mark.parametrize("sub", [[], ["sim"], ["build"], ["report"], ["explore"], ["llm"], ["llm", "build"], ["llm", "generate"]])
 def test_every_subcommand_has_help(sub):
     r = run(*sub, "--help")
     assert r.returncode == 0 and "usage: streamdsl" in r.stdout
@@ -77,3 +77,16 @@ def test_llm_generate_says_paris():
     r = run("llm", "generate", "smollm2", "The capital of France is", "--max-new-tokens", "2")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("The capital of France is Paris")
+
+
+def test_report_and_explore_model_a_dataflow_on_a_board():
+    r = run("report", EXAMPLES / "ffn_dataflow.py:ffn", "--board", "u55c")
+    assert r.returncode == 0, r.stderr
+    assert "design ffn on u55c at 250 MHz" in r.stdout and "resources per SLR" in r.stdout
+    r = run("explore", EXAMPLES / "attention_dataflow.py:attention", "--budget", "64")
+    assert r.returncode == 0, r.stderr
+    assert "default" in r.stdout and "fits" in r.stdout
+    r = run("report", EXAMPLES / "gemm.py:gemm")
+    assert r.returncode == 1 and "take a dataflow" in r.stderr
+    r = run("report", EXAMPLES / "ffn_dataflow.py:ffn", "--board", "zcu104")
+    assert r.returncode == 1 and "zcu104" in r.stderr
