@@ -37,7 +37,7 @@ import math
 from ...dataflow.access import StepTables, loop_steps
 from ...dataflow.itensor import Converter, ITensor
 from ...dataflow.lower import Fifo, Lowered, Node, result_locals
-from ...ir.nodes import CallKernel, Const, Kernel, Ref, Return, Var
+from ...ir.nodes import CallKernel, Kernel, Return, Var
 from ...types import TensorType
 from .emit import Emitter, ctype, dims, function, literal, partition_pragma
 from .project import _kernels_in_order
@@ -111,7 +111,7 @@ class DataflowEmitter:
         fs = [f for f in self.low.streams if f.src == node]
         return sorted(fs, key=lambda f: -self.priority.get(f.name, (0, 0))[1])
 
-    def port(self, f: Fifo, out: bool) -> str:
+    def port(self, f: Fifo) -> str:
         return f"hls::stream<{token_type(f.layout)}> &{self.stream(f)}"
 
     def task_edges(self, task: str) -> tuple[list[str], list[str]]:
@@ -137,10 +137,10 @@ class DataflowEmitter:
         arr = self.array_name(d.tensor)
         if d.direction == "load":
             outs = self.outs(n.name)
-            args = [f"const {ctype(t.dtype)} {arr}{dims(t)}"] + [self.port(f, True) for f in outs]
+            args = [f"const {ctype(t.dtype)} {arr}{dims(t)}"] + [self.port(f) for f in outs]
         else:
             (inp,) = self.ins(n.name)
-            args = [self.port(inp, False), f"{ctype(t.dtype)} {arr}{dims(t)}"]
+            args = [self.port(inp), f"{ctype(t.dtype)} {arr}{dims(t)}"]
         code(f"// {d}")
         code(f"static void {cname(n.name)}({', '.join(args)}) {{")
         code(f"L_{cname(n.name)}: for (int p = 0; p < {it.num_tokens}; p++) {{", 1)
@@ -162,7 +162,7 @@ class DataflowEmitter:
         outs = self.outs(n.name)
         code = _Code()
         code(f"// fork of '{n.edge}': every token to {', '.join(f.dst for f in outs)} (latest reader first)")
-        code(f"static void {cname(n.name)}({', '.join([self.port(inp, False)] + [self.port(f, True) for f in outs])}) {{")
+        code(f"static void {cname(n.name)}({', '.join([self.port(inp)] + [self.port(f) for f in outs])}) {{")
         code(f"L_{cname(n.name)}: for (int p = 0; p < {inp.layout.num_tokens}; p++) {{", 1)
         code("#pragma HLS pipeline II=1", 2)
         code(f"const {token_type(inp.layout)} t = {self.stream(inp)}.read();", 2)
@@ -195,7 +195,7 @@ class DataflowEmitter:
             return ["0" if it.map[k] in cv.shared else o for k, o in enumerate(offset_exprs(it, p))]
 
         ev = ["{e[%d]}" % k for k in range(len(cv.buffer_shape))]
-        code(f"static void {name}_fill({self.port(inp, False)}, hls::stream<{block_t}> &{name}_buf) {{")
+        code(f"static void {name}_fill({self.port(inp)}, hls::stream<{block_t}> &{name}_buf) {{")
         code(f"L_{name}_blocks: for (int b = 0; b < {blocks}; b++) {{", 1)
         code(f"{block_t} blk;", 2)
         code(f"L_{name}_in: for (int q = 0; q < {per_src}; q++) {{", 2)
@@ -209,7 +209,7 @@ class DataflowEmitter:
         code("}")
         code()
         code(f"static void {name}_drain(hls::stream<{block_t}> &{name}_buf, "
-             f"{', '.join(self.port(f, True) for f in outs)}) {{")
+             f"{', '.join(self.port(f) for f in outs)}) {{")
         code(f"L_{name}_blocks: for (int b = 0; b < {blocks}; b++) {{", 1)
         code(f"const {block_t} blk = {name}_buf.read();", 2)
         code(f"L_{name}_out: for (int q = 0; q < {per_dst}; q++) {{", 2)
@@ -226,7 +226,8 @@ class DataflowEmitter:
                 f"#pragma HLS stream variable={name}_buf depth=2 type=pipo"]
         return code.text(), decl
 
-    def task(self, n: Node) -> str:
+    def task(self, n: Node) -> tuple[str, str, list[str]]:
+        """(the task's process function, its call in the region, the region scalars the call uses)."""
         k: Kernel = self.g.kernel_ir(n.name)
         for callee in _kernels_in_order(k)[:-1]:
             if callee.name not in self.kernels_done:
@@ -235,14 +236,16 @@ class DataflowEmitter:
         tables: StepTables = n.tables
         ins = {f.edge: f for f in self.ins(n.name)}
         outs = {f.edge: f for f in self.outs(n.name)}
-        call = self.calls[n.name]
-        args, scalars = [], []
-        for p, a in zip(k.params, call.args):
+        in_edges, out_edges = self.task_edges(n.name)
+        ports = [self.port(ins[e]) for e in in_edges] + [self.port(outs[e]) for e in out_edges]
+        call_args = [self.stream(ins[e]) for e in in_edges] + [self.stream(outs[e]) for e in out_edges]
+        args, used = [], []  # the scalar parameters, and the region's scalars the call passes
+        for p, a in zip(k.params, self.calls[n.name].args):
             if not isinstance(p.type, TensorType):
                 args.append(f"{ctype(p.type)} {p.name}")
-                scalars.append(p.name)
-        in_edges, out_edges = self.task_edges(n.name)
-        ports = [self.port(ins[e], False) for e in in_edges] + [self.port(outs[e], True) for e in out_edges]
+                call_args.append(a.name if isinstance(a, Var) else literal(a))
+                if isinstance(a, Var):
+                    used.append(a.name)
         name = f"task_{cname(n.name)}"
         results = dict(zip(result_locals(k), k.results))
         em = Emitter(k, {r: r for r in results}, top=False)  # declared up front: writes may come first
@@ -327,7 +330,7 @@ class DataflowEmitter:
             put(e, 1, str(outs[e].layout.num_tokens))
         code.lines += em.lines
         code("}")
-        return code.text()
+        return code.text(), f"{name}({', '.join(call_args)});", used
 
     # ------------------------------------------------------------ regions
     def array_name(self, edge: str) -> str:
@@ -373,20 +376,10 @@ class DataflowEmitter:
                 procs.append(f"{name}_fill({self.stream(inp)}, {name}_buf);")
                 procs.append(f"{name}_drain({name}_buf, {', '.join(self.stream(f) for f in self.outs(n.name))});")
             else:
-                self.fns.append(self.task(n))
-                k = self.g.kernel_ir(n.name)
-                t = self.graph.tasks[n.name]
-                ins = {f.edge: f for f in self.ins(n.name)}
-                outs = {f.edge: f for f in self.outs(n.name)}
-                in_edges, out_edges = self.task_edges(n.name)
-                a = [self.stream(ins[e]) for e in in_edges] + [self.stream(outs[e]) for e in out_edges]
-                for p, arg in zip(k.params, self.calls[n.name].args):
-                    if not isinstance(p.type, TensorType):
-                        v = arg.name if isinstance(arg, Var) else literal(arg) if isinstance(arg, Const) else arg.name
-                        a.append(v)
-                        if isinstance(arg, Var) and arg.name not in scalars:
-                            scalars.append(arg.name)
-                procs.append(f"task_{cname(n.name)}({', '.join(a)});")
+                text, call, used = self.task(n)
+                self.fns.append(text)
+                procs.append(call)
+                scalars += [v for v in used if v not in scalars]
         params = {p.name: p.type for p in self.graph.ir.params}
         sig = [f"{'' if w else 'const '}{ctype(t.dtype)} {a}{dims(t)}" for a, (t, w) in arrays.items()]
         sig += [f"{ctype(params[s])} {s}" for s in scalars]
@@ -423,7 +416,7 @@ def emit(g, low: Lowered, depths: dict[str, int], priority: dict[str, tuple[int,
     return em.fns, calls, list(scratch.items())
 
 
-__all__ = ["emit", "result_locals"]
+__all__ = ["build", "emit", "generate"]
 
 
 def top_function(g, calls: list[str], scratch: list[tuple[str, TensorType]]) -> tuple[str, str]:
