@@ -21,7 +21,7 @@ split of a device over its SLRs, a bandwidth from a data rate and a width);
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..errors import StreamDSLError, caller_loc
 

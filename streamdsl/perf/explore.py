@@ -37,7 +37,6 @@ deadlock and without back-pressure on any kernel and the board holds it.
 from __future__ import annotations
 
 import heapq
-import math
 from dataclasses import dataclass, field
 
 from ..dataflow.dfschedule import DataflowSchedule

@@ -42,7 +42,7 @@ from ..dataflow import fifo as F
 from ..dataflow.layout import dtype_bits
 from ..dataflow.timing import DMA_LATENCY
 from ..dataflow.tokensim import DeadlockError, Edge, SimResult, Task, required_depths, simulate
-from ..errors import StreamDSLError, caller_loc
+from ..errors import StreamDSLError
 from ..schedule.cost import BOARD_BUDGET, BRAM_BITS, URAM_BITS, estimate
 from .boards import RESOURCES, Board, board as get_board
 
@@ -491,7 +491,7 @@ def model_design(g, board="u55c", clock_mhz: float | None = None, bits: dict | N
 
 
 def design_assumptions(p: DesignPerf, bits: dict | None) -> list[str]:
-    b, mem = p.board, p.board.memory
+    mem = p.board.memory
     port_gbs = mem.port_bits / 8 * p.clock_mhz / 1e3
     out = [
         f"clock {p.clock_mhz:g} MHz; kernel cycles from streamdsl.schedule.cost.estimate (op latencies at 250 MHz "
