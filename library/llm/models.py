@@ -72,6 +72,7 @@ class LLM:
     _schedules: dict = field(default_factory=dict, repr=False)
     _projects: dict = field(default_factory=dict, repr=False)
     _kernels: dict = field(default_factory=dict, repr=False)
+    _args: dict = field(default_factory=dict, repr=False)  # layer -> its weight arguments, built once per load
 
     def __post_init__(self):
         if self.quant not in ("fp32", *SCHEMES):
@@ -156,10 +157,16 @@ class LLM:
             raise LLMError(f"weights for a different model: {', '.join(f'{n} {getattr(c, n)} vs {getattr(mine, n)}' for n in diff)}",
                            user_loc(), hint="build the model from the weights' config")
         self.weights = weights
+        self._args = {}
         return self
 
     def layer_args(self, i: int) -> list[np.ndarray]:
         """Layer ``i``'s weight arguments in the order of its dataflow (a ``name*`` is codes, then scales)."""
+        if i not in self._args:
+            self._args[i] = self._layer_args(i)
+        return self._args[i]
+
+    def _layer_args(self, i: int) -> list[np.ndarray]:
         lw: LayerWeights = self.weights.layers[i]
         spec = self.layer(1, self.config.layer_types[i])
         out = []
@@ -194,14 +201,21 @@ class LLM:
             self._projects[key] = default_schedule(k).build("hls")
         return self._projects[key].csim(*args)
 
-    def _run_layer(self, i: int, t: int, x, cache: Cache, pos: int, backend: str):
+    def _rope(self, pos: int, t: int) -> dict:
+        """theta -> (cos, sin) of positions pos .. pos + t - 1, once per call for all layers."""
+        out = {}
+        for theta, inv in self._inv_freq.items():
+            cos, sin = rope_tables(inv, np.arange(pos, pos + t))
+            out[theta] = (np.ascontiguousarray(cos, np.float32), np.ascontiguousarray(sin, np.float32))
+        return out
+
+    def _run_layer(self, i: int, t: int, x, cache: Cache, pos: int, rope: dict, backend: str):
         c = self.config
         kind = c.layer_types[i]
         spec = self.layer(t, kind)
         args = [x] + self.layer_args(i) + [cache.keys[i], cache.values[i]]
         if c.rope_theta is not None:
-            cos, sin = rope_tables(self._inv_freq[c.layer_theta(i)], np.arange(pos, pos + t))
-            args += [np.ascontiguousarray(cos, np.float32), np.ascontiguousarray(sin, np.float32)]
+            args += list(rope[c.layer_theta(i)])
         args += [np.int32(pos), np.int32(pos + t)]
         if backend == "sim":
             return spec.function(*args)
@@ -238,8 +252,9 @@ class LLM:
         x = self._run_kernel(emb, eargs, backend)
         keys, values = list(cache.keys), list(cache.values)
         new = Cache(keys, values, pos + t)
+        rope = self._rope(pos, t)
         for i in range(self.config.layers):
-            x, keys[i], values[i] = self._run_layer(i, t, x, cache, pos, backend)
+            x, keys[i], values[i] = self._run_layer(i, t, x, cache, pos, rope, backend)
         nargs = [x, w.final_norm] + ([w.final_norm_b] if self.config.norm == "layernorm" else [])
         hn = self._run_kernel(self._kernel("norm", t), nargs, backend)
         logits = self._run_kernel(self._kernel("head", t), [hn, w.lm_head], backend)
