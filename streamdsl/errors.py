@@ -39,8 +39,30 @@ class Loc:
         return f"{self.file}:{self.line}:{self.col + 1}"
 
 
+@functools.lru_cache(maxsize=1)
+def _internal_dirs() -> tuple[str, ...]:
+    """The core package and the library (installed from its own folder, ``library/``)."""
+    import importlib.util
+
+    dirs = [_PKG_DIR]
+    spec = importlib.util.find_spec("streamdsl.library")
+    for d in (spec.submodule_search_locations or []) if spec is not None else []:
+        dirs.append(str(Path(d).resolve()))
+    return tuple(dirs)
+
+
+def _internal(frame) -> bool:
+    file = frame.f_code.co_filename
+    if file.startswith("<frozen"):
+        return True
+    if file == "<string>" and frame.f_code.co_name != "<module>":
+        return True  # a method dataclasses generated (``__init__`` of a library object); ``python -c`` is the user's
+    path = os.path.abspath(file)
+    return any(path.startswith(d) for d in _internal_dirs())
+
+
 def caller_loc() -> Loc | None:
-    """Where the user called into streamdsl: the first frame outside the package.
+    """Where the user called into streamdsl: the first frame outside the package and its library.
 
     On Python 3.11+ the span is the call expression itself, so the caret
     underlines ``s.split(i, 5)`` rather than the whole line.
@@ -49,8 +71,7 @@ def caller_loc() -> Loc | None:
 
     frame = inspect.currentframe()
     while frame is not None:
-        file = frame.f_code.co_filename
-        if not os.path.abspath(file).startswith(_PKG_DIR) and not file.startswith("<frozen"):
+        if not _internal(frame):
             return _frame_loc(frame)
         frame = frame.f_back
     return None

@@ -19,18 +19,14 @@ configs of each family for tests.
 """
 from __future__ import annotations
 
-import inspect
 import math
-import os
 from dataclasses import dataclass, fields, replace
 
-from streamdsl.errors import Loc, StreamDSLError, _frame_loc
+from streamdsl.errors import StreamDSLError, caller_loc
 
 FAMILIES = ("gpt2", "llama", "qwen2", "gemma3")
 FULL, SLIDING = "full_attention", "sliding_attention"
 
-_LIB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # library/
-_CORE_DIR = os.path.dirname(os.path.abspath(inspect.getfile(StreamDSLError)))  # streamdsl/
 
 
 class LLMError(StreamDSLError):
@@ -39,20 +35,7 @@ class LLMError(StreamDSLError):
     kind = "LLM error"
 
 
-def user_loc() -> Loc | None:
-    """The user's call site: the first frame outside both ``streamdsl/`` and ``library/``.
-
-    ``streamdsl.errors.caller_loc`` only skips the core package, and the
-    library is installed from its own folder, so it would point here.
-    """
-    frame = inspect.currentframe()
-    while frame is not None:
-        file = os.path.abspath(frame.f_code.co_filename)
-        generated = frame.f_code.co_filename.startswith("<frozen") or frame.f_code.co_filename == "<string>"
-        if not (file.startswith(_LIB_DIR) or file.startswith(_CORE_DIR) or generated):  # <string>: dataclass __init__
-            return _frame_loc(frame)
-        frame = frame.f_back
-    return None
+user_loc = caller_loc  # the user's call site: the first frame outside streamdsl/ and library/
 
 
 @dataclass(frozen=True)
