@@ -45,7 +45,7 @@ def make_attention_prefill(q_heads: int, kv_heads: int, t: int, head_dim: int, s
     @sd.kernel
     def attention_prefill(Q: f32[q_heads, t, head_dim], K: f32[kv_heads, t, head_dim],
                           V: f32[kv_heads, t, head_dim]) -> f32[t, width]:
-        O: f32[t, width] = 0.0
+        O: f32[t, width]
         P: f32[t] = 0.0  # one query's scores, then its unnormalised probabilities
         for g, r, i in sd.grid(kv_heads, group, t):
             h: i32 = g * group + r
@@ -97,7 +97,7 @@ def make_attention_decode(q_heads: int, kv_heads: int, cache_len: int, head_dim:
     @sd.kernel
     def attention_decode(Q: f32[q_heads, t, head_dim], Kc: f32[kv_heads, cache_len, head_dim],
                          Vc: f32[kv_heads, cache_len, head_dim], n_valid: i32) -> f32[t, width]:
-        O: f32[t, width] = 0.0
+        O: f32[t, width]
         P: f32[cache_len] = 0.0
         n: i32 = max(min(n_valid, cache_len), t)
         for g, r, i in sd.grid(kv_heads, group, t):
@@ -143,7 +143,7 @@ def make_kv_append(kv_heads: int, cache_len: int, head_dim: int, t: int = 1):
     @sd.kernel
     def kv_append(C: f32[kv_heads, cache_len, head_dim], X: f32[kv_heads, t, head_dim],
                   pos: i32) -> f32[kv_heads, cache_len, head_dim]:
-        Y: f32[kv_heads, cache_len, head_dim] = 0.0
+        Y: f32[kv_heads, cache_len, head_dim]
         p: i32 = max(0, min(pos, last))
         for g, j, e in sd.grid(kv_heads, cache_len, head_dim):
             Y[g, j, e] = C[g, j, e]
@@ -160,7 +160,7 @@ def make_softmax(t: int, n: int):
 
     @sd.kernel
     def softmax(X: f32[t, n]) -> f32[t, n]:
-        Y: f32[t, n] = 0.0
+        Y: f32[t, n]
         for i in range(t):
             mx: f32 = X[i, 0]
             for j in range(1, n):

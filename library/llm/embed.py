@@ -28,7 +28,7 @@ def make_embedding(t: int, vocab: int, hidden: int, scale: float | None = None):
 
         @sd.kernel
         def embedding_scaled(ids: i32[t], E: f32[vocab, hidden]) -> f32[t, hidden]:
-            Y: f32[t, hidden] = 0.0
+            Y: f32[t, hidden]
             for i, j in sd.grid(t, hidden):
                 Y[i, j] = E[ids[i], j] * mul
             return Y
@@ -37,7 +37,7 @@ def make_embedding(t: int, vocab: int, hidden: int, scale: float | None = None):
 
     @sd.kernel
     def embedding(ids: i32[t], E: f32[vocab, hidden]) -> f32[t, hidden]:
-        Y: f32[t, hidden] = 0.0
+        Y: f32[t, hidden]
         for i, j in sd.grid(t, hidden):
             Y[i, j] = E[ids[i], j]
         return Y
@@ -61,7 +61,7 @@ def make_gpt2_embedding(t: int, vocab: int, hidden: int, max_pos: int):
     @sd.kernel
     def gpt2_embedding(ids: i32[t], wte: f32[vocab, hidden], wpe: f32[max_pos, hidden],
                        past_len: i32) -> f32[t, hidden]:
-        Y: f32[t, hidden] = 0.0
+        Y: f32[t, hidden]
         for i, j in sd.grid(t, hidden):
             Y[i, j] = wte[ids[i], j] + wpe[past_len + i, j]
         return Y

@@ -13,7 +13,7 @@ def make_residual_add(t: int, hidden: int):
 
     @sd.kernel
     def residual_add(A: f32[t, hidden], B: f32[t, hidden]) -> f32[t, hidden]:
-        Y: f32[t, hidden] = 0.0
+        Y: f32[t, hidden]
         for i, j in sd.grid(t, hidden):
             Y[i, j] = A[i, j] + B[i, j]
         return Y

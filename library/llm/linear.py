@@ -23,7 +23,7 @@ def make_linear(t: int, n_in: int, n_out: int, bias: bool = True):
 
         @sd.kernel
         def linear(X: f32[t, n_in], W: f32[n_out, n_in], b: f32[n_out]) -> f32[t, n_out]:
-            Y: f32[t, n_out] = 0.0
+            Y: f32[t, n_out]
             for i, o in sd.grid(t, n_out):
                 acc: f32 = 0.0
                 for k in range(n_in):
@@ -35,7 +35,7 @@ def make_linear(t: int, n_in: int, n_out: int, bias: bool = True):
 
     @sd.kernel
     def linear_nobias(X: f32[t, n_in], W: f32[n_out, n_in]) -> f32[t, n_out]:
-        Y: f32[t, n_out] = 0.0
+        Y: f32[t, n_out]
         for i, o in sd.grid(t, n_out):
             acc: f32 = 0.0
             for k in range(n_in):
@@ -78,9 +78,9 @@ def make_qkv_fused(t: int, hidden: int, heads: int):
     @sd.kernel
     def qkv_fused(X: f32[t, hidden], W: f32[n3, hidden], b: f32[n3]) -> (f32[heads, t, d], f32[heads, t, d],
                                                                          f32[heads, t, d]):
-        Q: f32[heads, t, d] = 0.0
-        K: f32[heads, t, d] = 0.0
-        V: f32[heads, t, d] = 0.0
+        Q: f32[heads, t, d]
+        K: f32[heads, t, d]
+        V: f32[heads, t, d]
         for hh, i, e in sd.grid(heads, t, d):
             aq: f32 = 0.0
             ak: f32 = 0.0
@@ -113,9 +113,9 @@ def make_qkv(t: int, hidden: int, q_heads: int, kv_heads: int, head_dim: int, bi
                      bq: f32[nq], bk: f32[nkv], bv: f32[nkv]) -> (f32[q_heads, t, head_dim],
                                                                   f32[kv_heads, t, head_dim],
                                                                   f32[kv_heads, t, head_dim]):
-            Q: f32[q_heads, t, head_dim] = 0.0
-            K: f32[kv_heads, t, head_dim] = 0.0
-            V: f32[kv_heads, t, head_dim] = 0.0
+            Q: f32[q_heads, t, head_dim]
+            K: f32[kv_heads, t, head_dim]
+            V: f32[kv_heads, t, head_dim]
             for hh, i, e in sd.grid(q_heads, t, head_dim):
                 aq: f32 = 0.0
                 for k in range(hidden):
@@ -136,9 +136,9 @@ def make_qkv(t: int, hidden: int, q_heads: int, kv_heads: int, head_dim: int, bi
     @sd.kernel
     def qkv(X: f32[t, hidden], Wq: f32[nq, hidden], Wk: f32[nkv, hidden], Wv: f32[nkv, hidden]) -> (
             f32[q_heads, t, head_dim], f32[kv_heads, t, head_dim], f32[kv_heads, t, head_dim]):
-        Q: f32[q_heads, t, head_dim] = 0.0
-        K: f32[kv_heads, t, head_dim] = 0.0
-        V: f32[kv_heads, t, head_dim] = 0.0
+        Q: f32[q_heads, t, head_dim]
+        K: f32[kv_heads, t, head_dim]
+        V: f32[kv_heads, t, head_dim]
         for hh, i, e in sd.grid(q_heads, t, head_dim):
             aq: f32 = 0.0
             for k in range(hidden):

@@ -25,7 +25,7 @@ def make_gelu(t: int, n: int):
 
     @sd.kernel
     def gelu(X: f32[t, n]) -> f32[t, n]:
-        Y: f32[t, n] = 0.0
+        Y: f32[t, n]
         for i, j in sd.grid(t, n):
             x: f32 = X[i, j]
             Y[i, j] = 0.5 * x * (1.0 + sd.tanh(GELU_C * (x + 0.044715 * x * x * x)))
@@ -40,7 +40,7 @@ def make_silu(t: int, n: int):
 
     @sd.kernel
     def silu(X: f32[t, n]) -> f32[t, n]:
-        Y: f32[t, n] = 0.0
+        Y: f32[t, n]
         for i, j in sd.grid(t, n):
             Y[i, j] = X[i, j] * sd.sigmoid(X[i, j])
         return Y
@@ -55,7 +55,7 @@ def make_swiglu_mlp(t: int, hidden: int, inter: int):
     @sd.kernel
     def swiglu_mlp(X: f32[t, hidden], Wg: f32[inter, hidden], Wu: f32[inter, hidden],
                    Wd: f32[hidden, inter]) -> f32[t, hidden]:
-        A: f32[t, inter] = 0.0
+        A: f32[t, inter]
         for i, c in sd.grid(t, inter):
             g: f32 = 0.0
             u: f32 = 0.0
@@ -63,7 +63,7 @@ def make_swiglu_mlp(t: int, hidden: int, inter: int):
                 g += X[i, k] * Wg[c, k]
                 u += X[i, k] * Wu[c, k]
             A[i, c] = g * sd.sigmoid(g) * u
-        Y: f32[t, hidden] = 0.0
+        Y: f32[t, hidden]
         for i, o in sd.grid(t, hidden):
             acc: f32 = 0.0
             for c in range(inter):
@@ -81,7 +81,7 @@ def make_geglu_mlp(t: int, hidden: int, inter: int):
     @sd.kernel
     def geglu_mlp(X: f32[t, hidden], Wg: f32[inter, hidden], Wu: f32[inter, hidden],
                   Wd: f32[hidden, inter]) -> f32[t, hidden]:
-        A: f32[t, inter] = 0.0
+        A: f32[t, inter]
         for i, c in sd.grid(t, inter):
             g: f32 = 0.0
             u: f32 = 0.0
@@ -89,7 +89,7 @@ def make_geglu_mlp(t: int, hidden: int, inter: int):
                 g += X[i, k] * Wg[c, k]
                 u += X[i, k] * Wu[c, k]
             A[i, c] = 0.5 * g * (1.0 + sd.tanh(GELU_C * (g + 0.044715 * g * g * g))) * u
-        Y: f32[t, hidden] = 0.0
+        Y: f32[t, hidden]
         for i, o in sd.grid(t, hidden):
             acc: f32 = 0.0
             for c in range(inter):
@@ -108,14 +108,14 @@ def make_gpt2_mlp(t: int, hidden: int, inter: int):
     @sd.kernel
     def gpt2_mlp(X: f32[t, hidden], W_fc: f32[inter, hidden], b_fc: f32[inter], W_proj: f32[hidden, inter],
                  b_proj: f32[hidden]) -> f32[t, hidden]:
-        A: f32[t, inter] = 0.0
+        A: f32[t, inter]
         for i, c in sd.grid(t, inter):
             acc: f32 = 0.0
             for k in range(hidden):
                 acc += X[i, k] * W_fc[c, k]
             x: f32 = acc + b_fc[c]
             A[i, c] = 0.5 * x * (1.0 + sd.tanh(GELU_C * (x + 0.044715 * x * x * x)))
-        Y: f32[t, hidden] = 0.0
+        Y: f32[t, hidden]
         for i, o in sd.grid(t, hidden):
             acc: f32 = 0.0
             for c in range(inter):

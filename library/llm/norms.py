@@ -20,7 +20,7 @@ def make_layernorm(t: int, n: int, eps: float = 1e-5):
 
     @sd.kernel
     def layernorm(X: f32[t, n], w: f32[n], b: f32[n]) -> f32[t, n]:
-        Y: f32[t, n] = 0.0
+        Y: f32[t, n]
         for i in range(t):
             mean: f32 = 0.0
             for j in range(n):
@@ -52,7 +52,7 @@ def make_rmsnorm(t: int, n: int, eps: float = 1e-6, unit_offset: bool = False):
 
         @sd.kernel
         def rmsnorm_gemma(X: f32[t, n], w: f32[n]) -> f32[t, n]:
-            Y: f32[t, n] = 0.0
+            Y: f32[t, n]
             for i in range(t):
                 ss: f32 = 0.0
                 for j in range(n):
@@ -66,7 +66,7 @@ def make_rmsnorm(t: int, n: int, eps: float = 1e-6, unit_offset: bool = False):
 
     @sd.kernel
     def rmsnorm(X: f32[t, n], w: f32[n]) -> f32[t, n]:
-        Y: f32[t, n] = 0.0
+        Y: f32[t, n]
         for i in range(t):
             ss: f32 = 0.0
             for j in range(n):
@@ -91,7 +91,7 @@ def make_head_rmsnorm(h: int, t: int, d: int, eps: float = 1e-6, unit_offset: bo
 
         @sd.kernel
         def head_rmsnorm_gemma(X: f32[h, t, d], w: f32[d]) -> f32[h, t, d]:
-            Y: f32[h, t, d] = 0.0
+            Y: f32[h, t, d]
             for hh, i in sd.grid(h, t):
                 ss: f32 = 0.0
                 for e in range(d):
@@ -105,7 +105,7 @@ def make_head_rmsnorm(h: int, t: int, d: int, eps: float = 1e-6, unit_offset: bo
 
     @sd.kernel
     def head_rmsnorm(X: f32[h, t, d], w: f32[d]) -> f32[h, t, d]:
-        Y: f32[h, t, d] = 0.0
+        Y: f32[h, t, d]
         for hh, i in sd.grid(h, t):
             ss: f32 = 0.0
             for e in range(d):

@@ -33,7 +33,7 @@ def make_split_heads(t: int, heads: int, d: int, first: int = 0):
 
     @sd.kernel
     def split_heads(X: f32[t, n]) -> f32[heads, t, d]:
-        Y: f32[heads, t, d] = 0.0
+        Y: f32[heads, t, d]
         for h, i, e in sd.grid(heads, t, d):
             Y[h, i, e] = X[i, first + h * d + e]
         return Y
@@ -49,9 +49,9 @@ def make_split_qkv(t: int, heads: int, d: int):
 
     @sd.kernel
     def split_qkv(X: f32[t, n]) -> (f32[heads, t, d], f32[heads, t, d], f32[heads, t, d]):
-        Q: f32[heads, t, d] = 0.0
-        K: f32[heads, t, d] = 0.0
-        V: f32[heads, t, d] = 0.0
+        Q: f32[heads, t, d]
+        K: f32[heads, t, d]
+        V: f32[heads, t, d]
         for h, i, e in sd.grid(heads, t, d):
             Q[h, i, e] = X[i, h * d + e]
             K[h, i, e] = X[i, w + h * d + e]
@@ -67,7 +67,7 @@ def make_mul(t: int, n: int):
 
     @sd.kernel
     def mul(A: f32[t, n], B: f32[t, n]) -> f32[t, n]:
-        Y: f32[t, n] = 0.0
+        Y: f32[t, n]
         for i, j in sd.grid(t, n):
             Y[i, j] = A[i, j] * B[i, j]
         return Y

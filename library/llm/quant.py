@@ -62,8 +62,8 @@ def make_quantize_rows(t: int, n: int):
 
     @sd.kernel
     def quantize_rows(X: f32[t, n]) -> (i8[t, n], f32[t]):
-        Xq: i8[t, n] = 0
-        sx: f32[t] = 0.0
+        Xq: i8[t, n]
+        sx: f32[t]
         for i in range(t):
             amax: f32 = 0.0
             for k in range(n):
@@ -92,7 +92,7 @@ def _quant_linear(name: str, t: int, n_in: int, n_out: int, wbits: int, bias: bo
         @sd.kernel
         def linear_q(X: f32[t, n_in], Wq: wt[n_out, n_in], sw: f32[n_out], b: f32[n_out]) -> f32[t, n_out]:
             Xq, sx = quantize_rows(X)
-            Y: f32[t, n_out] = 0.0
+            Y: f32[t, n_out]
             for i, o in sd.grid(t, n_out):
                 acc: i32 = 0
                 for k in range(n_in):
@@ -105,7 +105,7 @@ def _quant_linear(name: str, t: int, n_in: int, n_out: int, wbits: int, bias: bo
     @sd.kernel
     def linear_q_nobias(X: f32[t, n_in], Wq: wt[n_out, n_in], sw: f32[n_out]) -> f32[t, n_out]:
         Xq, sx = quantize_rows(X)
-        Y: f32[t, n_out] = 0.0
+        Y: f32[t, n_out]
         for i, o in sd.grid(t, n_out):
             acc: i32 = 0
             for k in range(n_in):

@@ -74,7 +74,7 @@ def make_rope(heads: int, t: int, head_dim: int):
 
     @sd.kernel
     def rope(X: f32[heads, t, head_dim], cos: f32[t, head_dim], sin: f32[t, head_dim]) -> f32[heads, t, head_dim]:
-        Y: f32[heads, t, head_dim] = 0.0
+        Y: f32[heads, t, head_dim]
         for h, i, e in sd.grid(heads, t, half):
             lo: f32 = X[h, i, e]
             hi: f32 = X[h, i, e + half]

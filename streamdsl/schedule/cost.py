@@ -7,6 +7,10 @@ These are model estimates, not Vitis HLS reports.  The model:
   its critical path: loads, the op tree, then the store.
 * A loop without ``pipeline`` takes ``trips * (body + 1)`` cycles (one cycle of
   loop control per iteration); ``unroll=f`` divides the trips by ``f``.
+* An innermost loop with no directive and more than :data:`AUTO_PIPELINE_TRIPS`
+  constant trips is pipelined at II 1, as Vitis HLS does by default
+  (``syn.compile.pipeline_loops`` = 64, UG1399 "Automatic Loop Pipelining"; the
+  emitter never writes ``pipeline off``).
 * A pipelined loop takes ``(trips - 1) * II + depth`` cycles, where loops inside
   it are fully unrolled (as Vitis does) and ``depth`` is the body's latency.
   The achieved II is the largest of the requested II, the recurrence bound of
@@ -15,6 +19,9 @@ These are model estimates, not Vitis HLS reports.  The model:
 * Resources: DSPs and LUTs per operator and dtype (:data:`COST`), times the
   number of parallel copies (unroll factors, unrolled loops inside a pipeline);
   an integer multiply by a constant (index arithmetic) is shifts and adds in LUTs;
+  an integer multiply is priced at the widths of its operands before widening
+  casts (``i32(int8) * i32(int4)`` is an 8 x 4 multiplier: LUTs, no DSP, as
+  Vitis narrows it);
   local arrays take BRAM18K blocks (or URAM, or LUTs / registers when bound so),
   per partition.
 """
@@ -46,6 +53,7 @@ COST = {  # (DSP, LUT) per operator
             "sqrt": (0, 500), "rsqrt": (0, 600), "tanh": (8, 1800), "erf": (8, 1800), "cast": (0, 250)},
     "f64": {"add": (3, 700), "sub": (3, 700), "mul": (11, 200), "div": (0, 3200), "exp": (26, 2000)},
 }
+AUTO_PIPELINE_TRIPS = 64
 BRAM_BITS = 18 * 1024
 URAM_BITS = 288 * 1024
 
@@ -61,13 +69,21 @@ def op_latency(op: str, t, clock_mhz: float) -> int:
     return math.ceil(base * clock_mhz / 250.0)
 
 
-def op_cost(op: str, t) -> tuple[int, int]:
+def _bits(t) -> int:
+    return t.bits if isinstance(t, IntType) else t.width if isinstance(t, FixedType) else 32
+
+
+def op_cost(op: str, t, widths: tuple[int, int] | None = None) -> tuple[int, int]:
+    """(DSP, LUT) of one operator on dtype ``t``; ``widths``: a multiply's operand widths before widening."""
     if isinstance(t, FloatType):
         table = COST.get(t.name if t.name in COST else "f32", COST["f32"])
         return table.get(op, (0, 100))
-    bits = t.bits if isinstance(t, IntType) else t.width if isinstance(t, FixedType) else 32
+    bits = _bits(t)
     if op == "mul":
-        return (math.ceil(bits / 27) * math.ceil(bits / 18), 20) if bits > 10 else (0, bits * bits)
+        a, b = sorted(widths or (bits, bits))
+        if a <= 10:
+            return (0, a * b)  # a narrow multiplier in LUTs
+        return (math.ceil(b / 27) * math.ceil(a / 18), 20)
     if op in ("floordiv", "mod"):
         return (0, bits * bits)
     if op == "mul_const":
@@ -139,12 +155,15 @@ class _Model:
             kids = (e.lhs, e.rhs) if isinstance(e, BinOp) else (e.operand,) if isinstance(e, UnaryOp) else e.args
             name = e.op if not isinstance(e, Call) else e.fn
             t = kids[0].dtype
+            widths = None
             if name == "mul" and _class(t) == "i" and any(isinstance(c, Const) for c in kids):
                 name = "mul_const"  # index arithmetic such as i * 64: shifts and adds in LUTs, no DSP
-            ops.append((name, t))
+            elif name == "mul" and _class(t) == "i":
+                widths = (_narrow_bits(kids[0]), _narrow_bits(kids[1]))
+            ops.append((name, t, widths))
             return op_latency(name, t, self.clock) + max(self.expr(c, ops) for c in kids)
         if isinstance(e, Cast):
-            ops.append(("cast", e.operand.dtype))
+            ops.append(("cast", e.operand.dtype, None))
             return op_latency("cast", e.operand.dtype, self.clock) + self.expr(e.operand, ops)
         if isinstance(e, Select):
             return 1 + max(self.expr(x, ops) for x in (e.cond, e.then, e.orelse))
@@ -160,8 +179,8 @@ class _Model:
         ops: list = []
         if isinstance(s, (Store, Assign, Decl)):
             lat = self.expr(s.value if not isinstance(s, Decl) else s.init, ops) + (1 if isinstance(s, Store) else 0)
-            for name, t in ops:
-                d, lut = op_cost(name, t)
+            for name, t, widths in ops:
+                d, lut = op_cost(name, t, widths)
                 self.res["dsp"] += d * copies
                 self.res["lut"] += lut * copies
                 self.res["ff"] += 2 * lut * copies
@@ -187,14 +206,19 @@ class _Model:
         if unrolled or s.attrs.get("unroll") == 0:
             lat = self.body(s.body, copies * trips, True)
             return lat + _tree_depth(s, trips, self.clock)
-        if "pipeline" in s.attrs:
-            ii_req = int(s.attrs.get("pipeline"))
+        auto = ("pipeline" not in s.attrs and "unroll" not in s.attrs and trips > AUTO_PIPELINE_TRIPS
+                and isinstance(s.start, Const) and isinstance(s.stop, Const)
+                and not any(isinstance(n, For) for b in s.body for n in walk(b)))
+        if "pipeline" in s.attrs or auto:
+            ii_req = int(s.attrs.get("pipeline", 1))
             depth = self.body(s.body, copies, True)
             ii_rec = _recurrence(s, self.clock)
             ii_mem = self._port_ii(s)
             ii = max(ii_req, ii_rec, ii_mem)
             cycles = (trips - 1) * ii + depth + 1
-            note = [] if ii == ii_req else [f"II {ii} > {ii_req}: " + ("accumulation recurrence" if ii == ii_rec else "memory ports")]
+            note = ["auto-pipelined (Vitis default for > 64 trips)"] if auto else []
+            if ii != ii_req:
+                note.append(f"II {ii} > {ii_req}: " + ("accumulation recurrence" if ii == ii_rec else "memory ports"))
             self.loops.append(LoopEstimate(s.var, trips, cycles, ii, depth, "; ".join(note)))
             return cycles
         f = s.attrs.get("unroll") or 1
@@ -225,6 +249,15 @@ class _Model:
             self.res["uram"] += banks * math.ceil(bits / banks / URAM_BITS)
         else:
             self.res["bram"] += banks * math.ceil(bits / banks / BRAM_BITS)
+
+
+def _narrow_bits(e) -> int:
+    """Significant bits of an integer operand: a widening cast keeps its source's width."""
+    if isinstance(e, Cast) and isinstance(e.operand.dtype, (IntType, FixedType)):
+        return min(_bits(e.dtype), _narrow_bits(e.operand))
+    if isinstance(e, Const) and isinstance(e.value, int):
+        return max(1, abs(int(e.value)).bit_length() + 1)
+    return _bits(e.dtype)
 
 
 def _trips(s: For) -> int:
