@@ -1,0 +1,11 @@
+"""Make the shared picture-test designs (``designs.py`` beside this file) importable.
+
+pytest may import these tests as ``tests.viz.*`` without putting this folder on
+sys.path, so the helper module is added explicitly.
+"""
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)

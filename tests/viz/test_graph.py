@@ -1,0 +1,197 @@
+"""The design graph picture: DOT source, SVG through graphviz, the .dot fallback, and its errors."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from designs import chain_design, llm_layer, mixed, mixed_design, relu
+
+import streamdsl
+from streamdsl import viz
+from streamdsl.errors import StreamDSLError
+from streamdsl.perf.model import model_design
+from streamdsl.viz.graph import quote
+
+SVG = "{http://www.w3.org/2000/svg}"
+PKG = str(Path(streamdsl.__file__).resolve().parent)
+
+
+def svg_texts(svg: str) -> list[str]:
+    root = ET.fromstring(svg)
+    return [t.text or "" for t in root.iter(f"{SVG}text")]
+
+
+def node_labels(dot: str) -> dict[str, str]:
+    """Node name -> its label (DOT escapes undone) from graph_dot's one-node-per-line output."""
+    out = {}
+    for m in re.finditer(r'^\s+"([^"]+)" \[label="((?:[^"\\]|\\.)*)"(.*)\];$', dot, re.M):
+        out[m.group(1)] = m.group(2).replace("\\n", "\n").replace('\\"', '"').replace("\\\\", "\\") + m.group(3)
+    return out
+
+
+def bank_ranges(text: str) -> list[tuple[int, int]]:
+    return [(int(a), int(b or a)) for a, b in re.findall(r"HBM\[(\d+)(?::(\d+))?\]", text)]
+
+
+def test_svg_shows_every_node_fifo_depth_and_bank():
+    g = mixed_design()
+    low = g.lowered()
+    svg = viz.graph_svg(g)
+    texts = svg_texts(svg)
+    joined = "\n".join(texts)
+    for name in low.nodes:  # kernel tasks, the converter, the fork, every DMA
+        assert name in texts, name
+    for f in low.streams:
+        d, src = g.depth(f.name)
+        assert src == "sized"
+        assert f"depth {d} (sized)" in joined
+    assert "depth 16 (sized)" in texts and "depth 15 (sized)" in texts  # x and the converted a into relu_2
+    for t in g.graph.tasks.values():
+        assert f"kernel {t.kernel}" in texts
+    # each DMA names its bank(s); within a region no two DMAs share a bank here (6 DMAs, 32 channels)
+    dot = viz.graph_dot(g)
+    labels = node_labels(dot)
+    for region in {n.region for n in low.nodes.values()}:
+        used: list[int] = []
+        for n in (n for n in low.nodes.values() if n.kind in ("load", "store") and n.region == region):
+            (lo, hi), = bank_ranges(labels[n.name])
+            assert f"HBM[{lo}{'' if lo == hi else f':{hi}'}]" in joined
+            assert 0 <= lo <= hi < 32
+            used += range(lo, hi + 1)
+        assert len(used) == len(set(used)) == 32  # the spare channels all go to some DMA
+    assert "itensor<16x1xf32, [16,1]*[1,16], (d0,d1)->(d1,d0)> (16 tokens)" in joined  # relu_2's column stream
+
+
+def test_shapes_and_clusters_distinguish_kinds():
+    g = mixed_design()
+    dot = viz.graph_dot(g)
+    labels = node_labels(dot)
+    assert 'shape="box"' in labels["relu_1"] and 'shape="hexagon"' in labels["cvt_a"]
+    assert 'shape="diamond"' in labels["fork_a"] and 'shape="cylinder"' in labels["load_x"]
+    assert labels["cvt_a"].startswith("cvt_a\nconverter, buffer 16x16xf32")
+    assert labels["relu_2"].startswith("relu_2\nkernel relu\n32 iter x II 49")
+    assert dot.count("subgraph \"cluster_region_") == 2
+    assert re.search(r'"store_a" -> "load_a" \[label="a via DRAM", style="dashed"\]', dot)
+    # the region clusters hold their own nodes
+    body = dot.split('subgraph "cluster_region_1"')[1].split("}")[0]
+    assert '"add"' in body and '"relu_1"' not in body
+
+
+def test_labels_are_escaped_for_dot():
+    tricky = 'a "quoted" name\\with backslash\nand a second line {x|y} <b>'
+    assert quote(tricky) == '"a \\"quoted\\" name\\\\with backslash\\nand a second line {x|y} <b>"'
+    svg = subprocess.run(["dot", "-Tsvg"], input=f"digraph {{ n [shape=box, label={quote(tricky)}]; }}",
+                         capture_output=True, text=True, check=True).stdout
+    texts = svg_texts(svg)
+    assert 'a "quoted" name\\with backslash' in texts and "and a second line {x|y} <b>" in texts
+
+
+def test_perf_labels_cycles_and_channels():
+    g = chain_design()
+    perf = model_design(g, "u55c")
+    labels = node_labels(viz.graph_dot(g, perf))
+    for t in g.graph.tasks:
+        assert f"{perf.nodes[t].cycles} cycles" in labels[t]
+    total = 0
+    for d in perf.dmas:
+        (lo, hi), = bank_ranges(labels[d.name])
+        assert hi - lo + 1 == d.channels  # one bank per channel the model allocated
+        assert f"{d.gbs:g} GB/s, {d.cycles} cycles" in labels[d.name]
+        total += hi - lo + 1
+    assert total == perf.channels_used
+    assert viz.graph_dot(perf) == viz.graph_dot(g, perf)  # a DesignPerf draws its own design
+
+
+def test_dataflow_function_is_scheduled_as_it_stands():
+    texts = svg_texts(viz.graph_svg(mixed))
+    assert {"relu_1", "relu_2", "add", "load_x", "store_c"} <= set(texts)
+    assert "depth 2 (default)" in "\n".join(texts)  # nothing sized yet
+
+
+def test_write_graph_svg(tmp_path):
+    p = viz.write_graph(mixed_design(), tmp_path / "sub" / "design.png")
+    assert p == tmp_path / "sub" / "design.svg" and p.is_file()
+    assert "cvt_a" in svg_texts(p.read_text())
+
+
+def test_without_graphviz_writes_dot_and_one_notice(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no `dot` anywhere on PATH
+    assert shutil.which("dot") is None
+    g = mixed_design()
+    assert viz.graph_svg(g) is None
+    p = viz.write_graph(g, tmp_path / "design")
+    assert p == tmp_path / "design.dot"
+    text = p.read_text()
+    assert text.startswith('digraph "mixed" {')
+    for name in g.graph.tasks:
+        assert f'"{name}" [label="{name}\\nkernel ' in text
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.endswith("\n")
+    assert err == f"graphviz `dot` not found: wrote {p}; install graphviz to get {tmp_path / 'design.svg'}\n"
+
+
+def test_full_size_layer_is_fast_and_complete():
+    g = llm_layer()
+    g.lowered()
+    t0 = time.perf_counter()
+    dot = viz.graph_dot(g)
+    assert time.perf_counter() - t0 < 0.5
+    texts = svg_texts(viz.graph_svg(g))
+    low = g.lowered()
+    assert len(g.graph.tasks) == 10
+    for name in low.nodes:
+        assert name in texts
+    labels = node_labels(dot)
+    # the big weights get several channels, all in one region of 32 banks
+    (lo, hi), = bank_ranges(labels["load_w_fc"])
+    assert hi - lo + 1 > 1
+    assert max(h for n in low.nodes.values() if n.dma for _, h in bank_ranges(labels[n.name])) == 31
+
+
+def user_frames(excinfo) -> list[str]:
+    """The package's frames left in the traceback the caller sees, but for ``errors.user_facing``'s re-raise."""
+    return [f.filename for f in traceback.extract_tb(excinfo.tb)
+            if str(Path(f.filename).resolve()).startswith(PKG) and not f.filename.endswith("errors.py")]
+
+
+@pytest.mark.parametrize("bad, what", [(relu, "a kernel"), (42, "int"), ("mixed", "str")])
+def test_not_a_design_is_a_located_error(bad, what):
+    with pytest.raises(viz.VizError) as ei:
+        viz.graph_dot(bad)
+    err = ei.value
+    assert isinstance(err, StreamDSLError)
+    assert err.message == f"graph_dot takes a dataflow design, got {what}"
+    assert err.loc is not None and err.loc.file == __file__
+    assert "sd.schedule(fn)" in err.hint
+    assert user_frames(ei) == []  # no streamdsl frame reaches the user
+
+
+def test_bad_perf_and_path_are_located_errors(tmp_path):
+    g = mixed_design()
+    with pytest.raises(viz.VizError, match="perf must be a DesignPerf, got str") as ei:
+        viz.graph_svg(g, perf="u55c")
+    assert ei.value.loc.file == __file__ and user_frames(ei) == []
+    other = model_design(chain_design(), "u55c")
+    with pytest.raises(viz.VizError, match="perf models another design") as ei:
+        viz.graph_dot(g, other)
+    assert "model_design(g, board)" in ei.value.hint
+    with pytest.raises(viz.VizError, match="path must be a file name") as ei:
+        viz.write_graph(g, 3)
+    assert ei.value.loc.file == __file__ and user_frames(ei) == []
+
+
+def test_uncaught_error_shows_only_the_users_frames(tmp_path):
+    script = tmp_path / "user.py"
+    script.write_text("import streamdsl as sd\nfrom streamdsl import viz\n\nviz.graph_dot(sd.f32)\n")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert run.returncode == 1
+    frames = re.findall(r'^  File "([^"]+)"', run.stderr, re.M)
+    assert frames == [str(script)], run.stderr
+    assert f"--> {script}:4:1" in run.stderr and "viz error: graph_dot takes a dataflow design" in run.stderr
