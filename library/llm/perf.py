@@ -19,13 +19,14 @@ fused layer accelerator re-invoked once per layer.
   own traffic; compute rooflines: the fabric's fp32 peak (the datapath the
   layer is built with) and the vendor's INT8 peak, over 2 x MACs per token.
 
-**Quantisation assumption (printed by ``report()``)**: with ``bits=W4A8``
-weight matrices are *counted* as 4-bit and activations, KV cache and vectors
-as 8-bit for HBM traffic, while the layer accelerator computes (and its cost
-model prices) fp32 arithmetic: its DSPs, II and FIFO bytes are those of the
-fp32 design.  The LM head and the embedding run on the host (as the paper's
-accelerator does only the decoder layers) and are excluded; ``report()``
-prints what the head would add.
+**Quantisation**: ``bits=W4A8`` (or ``W8A8``) models the quantised
+accelerator as built (``model(config, quant="w4a8")``): int4 (int8) weight
+matrices move at their width and feed int32 MACs (narrow multipliers in
+LUTs); activations, norms, attention and the KV cache stay fp32, and every
+tensor moves at the width the design stores it with.  ``bits=FP32`` models
+the fp32 accelerator.  The LM head and the embedding run on the host (as the
+paper's accelerator does only the decoder layers) and are excluded;
+``report()`` prints what the head would add.
 """
 from __future__ import annotations
 
@@ -38,26 +39,11 @@ from .config import LLMConfig, LLMError, user_loc
 from .models import LLM, model
 
 W4A8 = {"weights": 4, "vectors": 8, "act": 8, "kv": 8}
+W8A8 = {"weights": 8, "vectors": 8, "act": 8, "kv": 8}
 FP32 = {"weights": 32, "vectors": 32, "act": 32, "kv": 32}
+QUANT = {4: "w4a8", 8: "w8a8", 32: "fp32"}
 ACT_EDGES = ("x", "y", "cos", "sin")
 KV_EDGES = ("kc", "vc", "kc2", "vc2")
-
-
-def edge_bits(fn, bits: dict | None) -> dict[str, int]:
-    """Stored bits per tensor of a layer dataflow: weight matrices, weight vectors, activations, KV cache."""
-    if bits is None:
-        return {}
-    out = {}
-    for name, e in fn.graph.edges.items():
-        if name in KV_EDGES:
-            out[name] = bits["kv"]
-        elif name in ACT_EDGES or not e.is_input:
-            out[name] = bits["act"]
-        elif e.type.rank >= 2:
-            out[name] = bits["weights"]
-        else:
-            out[name] = bits["vectors"]
-    return out
 
 
 def _map_config(cfg: Config, src_fn, dst_fn) -> Config:
@@ -90,6 +76,7 @@ class LLMPerf:
     prompt: int
     gen: int
     bits: dict | None
+    quant: str = "fp32"
     layers: list[LayerPerf] = field(default_factory=list)
 
     @property
@@ -124,7 +111,7 @@ class LLMPerf:
         return out
 
     def weight_bytes(self) -> int:
-        w = (self.bits or FP32)
+        w = self.bits or FP32
         c = self.config
         h = c.hidden
         mats = h * c.q_dim + 2 * h * c.kv_dim + c.q_dim * h + (3 if c.gated_mlp else 2) * h * c.intermediate
@@ -155,13 +142,12 @@ class LLMPerf:
     def assumptions(self) -> list[str]:
         b = self.bits
         out = []
-        if b is not None and b["weights"] < 32:
-            out.append(f"!!! QUANTISATION: weight matrices counted as {b['weights']}-bit, weight vectors "
-                       f"{b['vectors']}-bit, activations {b['act']}-bit, KV cache {b['kv']}-bit FOR HBM TRAFFIC "
-                       "ONLY; the layer accelerator computes fp32 (its DSPs, IIs and on-chip FIFO bytes are the "
-                       "fp32 design's) !!!")
+        if self.quant != "fp32":
+            out.append(f"the {self.quant.upper()} accelerator as built: int{b['weights']} weight matrices (HBM "
+                       f"traffic at {b['weights']} bits), int8 activations inside each linear, int32 MACs; scales, "
+                       "norms, RoPE, attention, softmax and the KV cache in fp32, moved at 32 bits")
         else:
-            out.append("every tensor moves at its dtype width (fp32)")
+            out.append("the fp32 accelerator: every tensor moves at 32 bits")
         out += [
             f"one fused layer accelerator re-invoked per layer ({self.config.layers} layers: " + ", ".join(
                 f"{lp.count} x {lp.kind}" for lp in self.layers) + "); layer-to-layer handoff through HBM, no overlap",
@@ -197,10 +183,15 @@ class LLMPerf:
             out.append("the one-token layer runs its kernels one after another (each needs its whole input row): "
                        f"kernel cycles sum to {share} of the {d.cycles}; slowest: " + ", ".join(
                            f"{n.name} {n.cycles}" for n in slow))
-            out.append("each fp32 MAC lane costs 5 DSPs and sustains 1 MAC per 4 cycles (the cost model's fadd "
-                       "recurrence on the scalar accumulator of every library linear); unrolling stops when a kernel "
-                       "fills one SLR: with int8 x int4 MACs (LUT multipliers, 1-cycle integer adds) the same "
-                       "fabric would hold several times the lanes at II 1")
+            red = [x for x in slow if x.name.split("_")[0] in ("layernorm", "rmsnorm", "attention")]
+            if self.quant == "fp32":
+                out.append("each fp32 MAC lane costs 5 DSPs and sustains 1 MAC per 4 cycles (the fadd recurrence on "
+                           "the scalar accumulator of every library linear); int8 x int4 MACs (quant='w4a8') are "
+                           "LUT multipliers with 1-cycle adds")
+            if red:
+                out.append("fp32 reductions (norm means and variances, softmax sums, attention dot products) keep "
+                           "II 4 (the fadd latency; floats are not reassociated) and at t=1 have no outer loop to "
+                           "unroll: " + ", ".join(f"{n.name} {n.cycles}" for n in red) + " cycles")
             out.append(f"compute roofline of the fp32 fabric: {self.fp32_roofline_tps:.0f} tokens/s; the design "
                        f"reaches {tps / self.fp32_roofline_tps * 100:.1f} % of it")
         return out
@@ -254,15 +245,26 @@ def llm_perf(target, board="u55c", prompt: int = 32, gen: int = 32, bits: dict |
         raise LLMError(f"llm_perf takes an LLMConfig or an LLM, got {type(target).__name__}", user_loc(),
                        hint='llm_perf(preset("gpt2-medium"))')
     b = get_board(board)
-    m = model(c, blocks, max_len=prompt + gen)
-    out = LLMPerf(c, b, prompt, gen, bits)
+    bits = bits or FP32
+    quant = QUANT.get(bits["weights"])
+    if quant is None or (quant != "fp32" and (bits["act"] != 8)):
+        raise LLMError(f"bits={bits} is not a scheme the library builds", user_loc(),
+                       hint="bits=W4A8, W8A8 or FP32 (from streamdsl.library.llm.perf)")
+    if isinstance(target, LLM) and target.quant != quant:
+        raise LLMError(f"the model computes {target.quant} but bits asks for {quant}", user_loc(),
+                       hint=f"build the model with quant={quant!r}, or pass the matching bits")
+    if blocks and quant != "fp32":
+        raise LLMError("swapped blocks are fp32 kernels: a quantised model cannot use them", user_loc(),
+                       hint="model the fp32 design (bits=FP32)")
+    m = model(c, blocks, max_len=prompt + gen, quant=quant)
+    out = LLMPerf(c, b, prompt, gen, bits, quant)
     for kind in m.kinds():
         count = sum(1 for k in c.layer_types if k == kind)
         dec_fn = m.layer(1, kind).function
-        ex = explore(m, b, budget, clock_mhz=clock_mhz, bits=edge_bits(dec_fn, bits), t=1, kind=kind)
+        ex = explore(m, b, budget, clock_mhz=clock_mhz, bits=None, t=1, kind=kind)
         pre_fn = m.layer(prompt, kind).function
         cfg = _map_config(ex.config, dec_fn, pre_fn)
-        pb = edge_bits(pre_fn, bits)
+        pb = None
         r = evaluate(pre_fn, cfg, b, clock_mhz, pb, label=f"prefill {prompt}")
         if r.perf is None:
             raise LLMError(f"the {prompt}-token prefill layer could not be built: {r.why}", user_loc())
@@ -271,4 +273,4 @@ def llm_perf(target, board="u55c", prompt: int = 32, gen: int = 32, bits: dict |
     return out
 
 
-__all__ = ["FP32", "LLMPerf", "W4A8", "edge_bits", "layer_macs", "llm_perf"]
+__all__ = ["FP32", "LLMPerf", "W4A8", "W8A8", "layer_macs", "llm_perf"]

@@ -18,7 +18,12 @@ DataflowSchedule), the default design, and the table of every design tried.
    its unroll factor, which unrolls the loop around each of its pipelined
    loops by the largest divisor of its trip count up to the factor, until
    the sum of factors reaches ``budget`` or the next step would take the
-   kernels past ``util`` of the board's DSPs/LUTs/FFs.
+   kernels past ``util`` of the board's DSPs/LUTs/FFs.  What the factor
+   leaves over (all of it when no loop encloses the pipeline, as in a
+   one-token decode layer) vectorises the pipelined loop itself: it is split
+   and its inner part unrolled, unless it carries a floating-point
+   accumulation (floats are not reassociated, so the lanes would chain);
+   integer sums are balanced into adder trees, as Vitis does.
 2. **Fusion.**  Everything in one region, or the paper's greedy algorithm 2
    (``g.auto_fuse``) under the board's on-chip memory cap.
 3. **Resources.**  FIFO depths sized for the board timing (LP offsets and
@@ -37,12 +42,15 @@ deadlock and without back-pressure on any kernel and the board holds it.
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass, field
 
 from ..dataflow.dfschedule import DataflowSchedule
 from ..dataflow.graph import DataflowFunction
 from ..errors import ScheduleError, StreamDSLError, caller_loc
-from ..ir.nodes import Const, For, If
+from ..ir.deps import accumulation, affine
+from ..ir.nodes import Assign, Const, For, If, Store, walk
+from ..types import FloatType
 from ..schedule.cost import BOARD_BUDGET, estimate
 from ..schedule.schedule import Schedule
 from .boards import RESOURCES, board as get_board
@@ -101,28 +109,55 @@ def reorder_for_streams(s: Schedule) -> int:
     return done
 
 
+def _float_recurrence(lp: For) -> bool:
+    """Does ``lp`` accumulate a float into a location that does not move with it?"""
+    for n in (n for b in lp.body for n in walk(b)):
+        if isinstance(n, (Store, Assign)) and isinstance(n.value.dtype, FloatType) and accumulation(n) is not None:
+            moves = any(lp.var in set(affine(i) or {}) for i in getattr(n, "indices", ()))
+            if not moves:
+                return True
+    return False
+
+
+def _divisor(n: int, u: int) -> int:
+    return max(d for d in range(1, min(u, n) + 1) if n % d == 0)
+
+
 def unroll_parallel(s: Schedule, u: int) -> int:
-    """Unroll, by the largest divisor of its trips up to ``u``, the nearest constant loop around each pipelined loop."""
+    """Spend an unroll factor ``u`` on every pipelined loop of ``s``; returns the largest factor used.
+
+    First the nearest constant loop around the pipeline, by the largest
+    divisor of its trips up to ``u`` (one unrolled loop per nest); what is left
+    of ``u`` vectorises the pipelined loop itself (split, inner part
+    unrolled) when it carries no float accumulation.  Each nest gets a share
+    of ``u`` in proportion to its iterations (the largest nest all of it), so a
+    short epilogue is not widened as far as the main loop."""
     if u <= 1:
         return 1
     best = 1
-    seen: set[str] = set()
-    for lp, parents in list(_loops_with_parents(s.ir.body)):
-        if "pipeline" not in lp.attrs:
-            continue
+    seen: dict[str, int] = {}  # loops unrolled here: factor
+    nests = [(lp, parents) for lp, parents in _loops_with_parents(s.ir.body) if "pipeline" in lp.attrs]
+    work = {id(lp): math.prod([_trips(p) or 1 for p in parents] + [_trips(lp) or 1]) for lp, parents in nests}
+    most = max(work.values(), default=1)
+    for lp, parents in nests:
+        u_n = max(1, min(u, math.ceil(u * work[id(lp)] / most)))
         if any(p.var in seen or "unroll" in p.attrs for p in parents):
-            continue  # one unrolled loop per nest
-        ok = [p for p in parents if p.var not in seen and (_trips(p) or 0) > 1 and "unroll" not in p.attrs
-              and "pipeline" not in p.attrs]
-        if not ok:
-            continue
-        p = max(ok, key=lambda q: _trips(q))  # the widest parallel loop around it (the same one at any token count)
-        n = _trips(p)
-        f = max(d for d in range(1, min(u, n) + 1) if n % d == 0)
-        if f > 1:
-            s.unroll(s.loop(p.var), f)
-            seen.add(p.var)
-            best = max(best, f)
+            f = max([seen.get(p.var, 1) for p in parents] + [int(p.attrs.get("unroll") or 1) for p in parents])
+        else:
+            ok = [p for p in parents if p.var not in seen and (_trips(p) or 0) > 1 and "unroll" not in p.attrs
+                  and "pipeline" not in p.attrs]
+            f = 1
+            if ok:
+                p = max(ok, key=lambda q: _trips(q))  # the widest parallel loop around it
+                f = _divisor(_trips(p), u_n)
+                if f > 1:
+                    s.unroll(s.loop(p.var), f)
+                    seen[p.var] = f
+        v = _divisor(_trips(lp) or 1, max(1, u_n // f))
+        if v > 1 and not _float_recurrence(lp) and not _has_loop(lp.body):
+            _, inner = s.split(s.loop(lp.var), v)
+            s.unroll(inner)
+        best = max(best, f * v)
     return best
 
 

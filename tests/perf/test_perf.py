@@ -150,6 +150,6 @@ def test_llm_perf_tiny():
     assert math.isclose(p.hbm_roofline_tps, 460e9 / p.weight_bytes())
     assert layer_macs(c, 8) == mats + 2 * c.heads * 8 * c.head_dim
     text = p.report()
-    assert "QUANTISATION" in text and "HBM roofline" in text
+    assert "W4A8 accelerator as built" in text and "HBM roofline" in text
     for a in p.assumptions():
         assert a in text

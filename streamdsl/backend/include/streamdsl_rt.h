@@ -2,6 +2,11 @@
 // what the reference simulator computes (see streamdsl/types.py for the rules).
 // Synthesizable: templates over scalar types, no heap, no recursion.
 #pragma once
+// Kernels leave local arrays that they overwrite whole uninitialised, as HLS code does (an initialiser is a
+// pass over the array in hardware); g++ -O2 cannot always prove that the writes cover every element.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <cmath>
 #include <cstdint>
 #include <limits>
