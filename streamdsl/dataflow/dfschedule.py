@@ -381,11 +381,14 @@ class DataflowSchedule:
 
     # ------------------------------------------------------------- analysis
     @user_facing
-    def simulate(self) -> SimResult:
-        """Token-level simulation at the current depths (unsized FIFOs: depth 2)."""
+    def simulate(self, trace: bool = False) -> SimResult:
+        """Token-level simulation at the current depths (unsized FIFOs: depth 2).
+
+        ``trace=True``: the result's ``trace`` holds every task's busy and stalled
+        spans and every FIFO's occupancy over time (what ``streamdsl.viz`` draws)."""
         low = self.lowered()
         try:
-            return simulate(low.sim_tasks(), low.sim_edges(), self.depths(low))
+            return simulate(low.sim_tasks(), low.sim_edges(), self.depths(low), trace=bool(trace))
         except DeadlockError as err:
             raise DeadlockError(err.message, caller_loc(), hint=err.hint) from None
 

@@ -27,6 +27,12 @@ Timing model (the paper's, at token granularity):
 The simulation resolves each iteration's issue time once all it depends on is
 known; when nothing can make progress while iterations remain, the blocked
 tasks wait on each other and :class:`DeadlockError` names them.
+
+``simulate(..., trace=True)`` also keeps a :class:`Trace` (what the timeline
+picture of :mod:`streamdsl.viz` draws): each task's busy runs and the waits
+between them, split by cause, and each FIFO's occupancy over time.  It is
+derived after the run from the issue and token times, so the default run
+does no extra work.
 """
 from __future__ import annotations
 
@@ -82,6 +88,47 @@ class Edge:
         return self.write_iter(src, 0) * src.ii + src.lat - self.read_iter(dst, 0) * dst.ii
 
 
+@dataclass(frozen=True)
+class TaskTrace:
+    """When one task worked and why it waited: spans are ``(start cycle, length)`` rows, in time order.
+
+    * ``issues``: the issue cycle of every iteration;
+    * ``busy``: runs of back-to-back iterations (iteration ``k`` is busy for
+      ``[s_k, s_k + II)``); the lengths sum to ``SimResult.busy``;
+    * ``starved``: waits between iterations for an input token (an empty FIFO);
+    * ``blocked``: waits for a free slot in a full output FIFO.  The waits
+      between iterations (``starved`` plus the ``blocked`` spans from the
+      first issue on) sum to ``SimResult.stall``; all ``blocked`` spans,
+      including one before the first iteration (a task whose inputs are there
+      but whose first write finds no slot), sum to ``SimResult.backpressure``.
+    """
+
+    issues: np.ndarray
+    busy: np.ndarray
+    starved: np.ndarray
+    blocked: np.ndarray
+
+
+@dataclass(frozen=True)
+class FifoTrace:
+    """Occupancy of one FIFO as a step function: ``occupancy[i]`` tokens from ``times[i]`` to ``times[i + 1]``.
+
+    Before ``times[0]`` the FIFO is empty.  A token counts from the cycle it is
+    written to the cycle it is read (inclusive: a write lands before a
+    same-cycle read leaves), so the largest value is ``SimResult.peak``.
+    ``depth`` is the FIFO's bound (None: unbounded)."""
+
+    times: np.ndarray
+    occupancy: np.ndarray
+    depth: int | None
+
+
+@dataclass(frozen=True)
+class Trace:
+    tasks: dict[str, TaskTrace]
+    fifos: dict[str, FifoTrace]
+
+
 @dataclass
 class SimResult:
     cycles: int
@@ -90,6 +137,7 @@ class SimResult:
     peak: dict[str, int]
     starts: dict[str, int] = field(default_factory=dict)
     backpressure: dict[str, int] = field(default_factory=dict)
+    trace: Trace | None = None  # with simulate(..., trace=True)
 
     def __str__(self) -> str:
         lines = [f"token simulation: {self.cycles} cycles"]
@@ -129,8 +177,8 @@ def _peak_by_events(wt: list, rt: list) -> int:
 
 
 def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None],
-             starts: dict[str, int] | None = None) -> SimResult:
-    """Run the model; ``depths[e] = None`` is an unbounded FIFO."""
+             starts: dict[str, int] | None = None, trace: bool = False) -> SimResult:
+    """Run the model; ``depths[e] = None`` is an unbounded FIFO; ``trace=True`` keeps a :class:`Trace`."""
     by = {t.name: t for t in tasks}
     starts = dict(starts or {})
     ins = {t.name: [] for t in tasks}
@@ -255,8 +303,46 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
         r = np.sort(np.array(rt, dtype=np.int64))
         peak[e.name] = int((np.arange(1, len(w) + 1) - np.searchsorted(r, w, "left")).max()) if len(w) else 0
     end = max((issue[t.name][-1] + t.lat for t in tasks if issue[t.name]), default=0)
-    return SimResult(end, busy, stall, peak, {t.name: (issue[t.name][0] if issue[t.name] else 0) for t in tasks},
-                     waited)
+    res = SimResult(end, busy, stall, peak, {t.name: (issue[t.name][0] if issue[t.name] else 0) for t in tasks},
+                    waited)
+    if trace:
+        res.trace = Trace({t.name: _task_trace(t, issue[t.name], takes[t.name], starts.get(t.name, 0)) for t in tasks},
+                          {e.name: _fifo_trace(wtime[e.name], rtime[e.name], depths.get(e.name)) for e in edges})
+    return res
+
+
+def _spans(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    keep = lengths > 0
+    return np.stack([starts[keep], lengths[keep]], axis=1).astype(np.int64).reshape(-1, 2)
+
+
+def _task_trace(t: Task, issues: list[int], takes: list, start: int) -> TaskTrace:
+    """Busy runs and waits of one task, from its issue times and the arrival of its input tokens."""
+    s = np.array(issues, dtype=np.int64)
+    n = len(s)
+    earliest = np.empty(n, dtype=np.int64)  # when the iteration could issue, inputs and space aside
+    if n:
+        earliest[0] = start
+        earliest[1:] = s[:-1] + t.ii
+    arrived = np.array([max((wt[j] for wt, _, j in takes[k]), default=0) for k in range(n)], dtype=np.int64)
+    ready = np.maximum(earliest, arrived)  # inputs present: any later issue waited for a free slot
+    gaps = s[1:] - earliest[1:]
+    first = np.flatnonzero(gaps > 0) + 1  # iterations that start a new busy run
+    run_start = np.concatenate([[0], first]) if n else np.zeros(0, dtype=np.int64)
+    run_end = np.concatenate([first - 1, [n - 1]]) if n else np.zeros(0, dtype=np.int64)
+    busy = _spans(s[run_start], s[run_end] - s[run_start] + t.ii)
+    starved = _spans(earliest[1:], ready[1:] - earliest[1:])
+    blocked = _spans(ready, s - ready)
+    return TaskTrace(s, busy, starved, blocked)
+
+
+def _fifo_trace(wt: list, rt: list, depth: int | None) -> FifoTrace:
+    w = np.sort(np.array([x for x in wt if x is not None], dtype=np.int64))
+    r = np.sort(np.array([x for x in rt if x is not None], dtype=np.int64))
+    times = np.unique(np.concatenate([w, r + 1]))
+    occ = np.searchsorted(w, times, "right") - np.searchsorted(r, times, "left")
+    keep = np.concatenate([[True], occ[1:] != occ[:-1]]) if len(occ) else np.zeros(0, dtype=bool)
+    return FifoTrace(times[keep], occ[keep].astype(np.int64), depth)
 
 
 def required_depths(tasks, edges, starts) -> dict[str, int]:
