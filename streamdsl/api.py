@@ -46,6 +46,16 @@ class KernelFunction:
     def __str__(self) -> str:
         return str(self.ir)
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the signature and the kernel's IR (or its error), escaped."""
+        import html
+
+        try:
+            text = str(self.ir)
+        except StreamDSLError as err:
+            text = err.render()
+        return f"<div><b>{html.escape(repr(self))}</b></div><pre>{html.escape(text)}</pre>"
+
 
 def _resolve_kernel(obj, loc) -> Kernel | None:
     if isinstance(obj, KernelFunction):

@@ -480,6 +480,12 @@ class DataflowSchedule:
     def __repr__(self) -> str:
         return f"<DataflowSchedule of {self.graph.ir.name}: {len(self.graph.tasks)} task(s), {len(self.regions())} region(s)>"
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the design as a picture (Graphviz) above ``print(g)``; the text alone without Graphviz."""
+        from ..htmlreport import notebook_html  # presentation sits above this layer, as build() does
+
+        return notebook_html(self)
+
 
 def dataflow_schedule(fn) -> DataflowSchedule:
     return DataflowSchedule(fn)

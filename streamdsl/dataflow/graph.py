@@ -140,6 +140,12 @@ class DataflowFunction:
     def __str__(self) -> str:
         return str(self.ir)
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the task graph as a picture (Graphviz; the printed IR without it)."""
+        from ..htmlreport import notebook_html  # presentation sits above this layer, as Schedule.build does
+
+        return notebook_html(self)
+
 
 def dataflow(fn) -> DataflowFunction:
     """Decorate a function whose body calls ``@sd.kernel`` functions and returns their results."""
@@ -259,3 +265,9 @@ class DataflowGraph:
             dst = [c for c, _ in e.consumers] + (["output"] if e.is_output else [])
             lines.append(f"    {e.name}: {e.type}  {src} -> {', '.join(dst)}")
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the printed graph, escaped (``sd.schedule(fn)`` or the function itself draws it)."""
+        import html
+
+        return f"<pre>{html.escape(str(self))}</pre>"

@@ -97,6 +97,12 @@ class Trace:
 
     __repr__ = __str__
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the trace as Python, escaped."""
+        import html
+
+        return f"<pre>{html.escape(str(self))}</pre>"
+
     def to_json(self) -> str:
         return json.dumps({"kernel": self.kernel_name, "steps": [s.to_json() for s in self.steps]}, indent=1)
 
@@ -282,6 +288,13 @@ class Schedule:
 
     def __repr__(self) -> str:
         return f"<Schedule of {self.ir.name}: {len(self.trace.steps)} step(s)>"
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the scheduled IR, and the trace that rebuilds it, escaped."""
+        import html
+
+        return (f"<div><b>{html.escape(repr(self))}</b></div><pre>{html.escape(str(self.ir))}</pre>"
+                f"<details><summary>trace</summary><pre>{html.escape(str(self.trace))}</pre></details>")
 
 
 def schedule(kernel) -> Schedule:
