@@ -278,8 +278,8 @@ def _tree_depth(s: For, trips: int, clock: float) -> int:
     for n in (n for b in s.body for n in walk(b)):
         if isinstance(n, (Store, Assign)):
             acc = accumulation(n)
-            if acc is not None:
-                t = n.value.dtype
+            if acc is not None and not any(s.var in set(affine(i) or {}) for i in getattr(n, "indices", ())):
+                t = n.value.dtype  # copies that accumulate into one location chain; per-copy locations do not
                 extra = max(extra, (trips - 1) * op_latency(acc[0], t, clock))
     return extra
 

@@ -480,3 +480,122 @@ def _same_iteration(widx, ridx, pv, cv) -> bool:
                 {k: c for k, c in fw.items() if k != pv} == {k: c for k, c in fr.items() if k != cv}:
             return True
     return False
+
+
+RFACTOR_OPS = ("add", "max", "min")
+
+
+def rfactor(k: Kernel, var: str, factor: int) -> tuple[Kernel, str, str, str]:
+    """Split the scalar reductions of loop ``var`` over ``factor`` partial accumulators (Halide's rfactor).
+
+    Before::                                    After ``rfactor(k, 4)``::
+
+        let acc: f32 = 0.0                          let acc: f32 = 0.0
+        for k in range(0, 64, 1) [pipeline=1] {     alloc acc_rf: f32[4] [partition complete]
+          acc = (acc + X[k])                        for k_l in range(0, 4, 1) [unroll] { acc_rf[k_l] = 0.0 }
+        }                                           for k_o in range(0, 16, 1) [pipeline=1] {
+                                                      for k_i in range(0, 4, 1) [unroll] {
+                                                        acc_rf[k_i] = (acc_rf[k_i] + X[k_o * 4 + k_i])
+                                                      }
+                                                    }
+                                                    for k_l in range(0, 4, 1) { acc = (acc + acc_rf[k_l]) }
+
+    Each lane's recurrence spans one outer iteration, so a pipelined loop
+    whose float sum held it at II 4 now retires ``factor`` elements per II.
+    Sums are reassociated (lane by lane, then the lanes in order): the
+    result differs from the sequential float sum by rounding; ``max`` and
+    ``min`` are exact (lanes start from the accumulator itself).  Returns
+    (kernel, outer loop, lane loop, first partial buffer).
+    """
+    if not isinstance(factor, int) or isinstance(factor, bool) or factor < 2:
+        raise Refusal(f"rfactor factor must be an integer >= 2, got {factor!r}", hint="e.g. s.rfactor(k, 8)",
+                      loop=var if find_loop(k, var) else None)
+    path, loop = _loop(k, var)
+    start, _stop = _const_bounds(loop, "rfactor")
+    n = trip_count(loop)
+    if n % factor:
+        raise Refusal(f"rfactor factor {factor} does not divide the {n} iterations of loop '{var}'", loop=var,
+                      hint=f"choose a divisor of {n}")
+    from ..ir.deps import accumulation
+
+    decls = {s.name: s.dtype for s in (n_ for st in k.body for n_ in walk(st)) if isinstance(s, Decl)}
+    inner_stmts = [s for st in loop.body for s in walk(st) if isinstance(s, (Assign, Store, Decl, For, If))]
+    accs: dict[str, str] = {}
+    for s in inner_stmts:
+        if isinstance(s, Assign):
+            acc = accumulation(s)
+            if acc is None or acc[0] not in RFACTOR_OPS or s.name not in decls:
+                raise Refusal(f"loop '{var}' assigns '{s.name}' other than by a sum, max or min of itself",
+                              loop=var, hint="rfactor splits loops whose scalars are only accumulated")
+            if accs.setdefault(s.name, acc[0]) != acc[0]:
+                raise Refusal(f"'{s.name}' is accumulated with both {accs[s.name]} and {acc[0]} in loop '{var}'",
+                              loop=var)
+    if not accs:
+        raise Refusal(f"loop '{var}' accumulates no scalar", loop=var,
+                      hint="rfactor applies to loops such as `acc += X[k]`; split or unroll other loops")
+    for s in inner_stmts:  # the accumulators must not be read anywhere but in their own accumulation
+        own = isinstance(s, Assign) and s.name in accs
+        exprs = [s.value] if own else [e for e in _stmt_exprs(s)]
+        for e in exprs:
+            uses = [x.name for x in walk(e) if isinstance(x, Var) and x.name in accs]
+            if (own and uses.count(s.name) != 1) or (not own and uses) or (own and set(uses) - {s.name}):
+                raise Refusal(f"loop '{var}' reads accumulator '{(uses or [s.name])[0]}' outside its accumulation",
+                              loop=var, hint="only loops whose partial results are not used inside can be split")
+    taken = all_names(k)
+    outer = fresh(taken, f"{var}_o")
+    lane = fresh(taken | {outer}, f"{var}_i")
+    init_v = fresh(taken | {outer, lane}, f"{var}_l")
+    comb_v = fresh(taken | {outer, lane, init_v}, f"{var}_r")
+    used = taken | {outer, lane, init_v, comb_v}
+    rf = {}
+    for a in accs:
+        rf[a] = fresh(used, f"{a}_rf")
+        used.add(rf[a])
+    vo, vl = Var(outer, index), Var(lane, index)
+    flat = B.binop("add", B.binop("mul", vo, B.const(factor, index)), vl)
+    value = flat if (start == 0 and loop.step == 1) else B.binop(
+        "add", B.const(start, index), B.binop("mul", flat, B.const(loop.step, index)))
+    body = tuple(substitute(s, var, value) for s in loop.body)
+
+    def to_lane(idx):
+        def fn(s):
+            if isinstance(s, Assign) and s.name in accs:
+                v = map_stmt_exprs(s, lambda e: Load(rf[s.name], (idx,), decls[s.name], e.loc)
+                                   if isinstance(e, Var) and e.name == s.name else None).value
+                return Store(rf[s.name], (idx,), v, s.loc)
+            return None
+        return fn
+
+    body = map_stmts(body, to_lane(vl))
+    lane_loop = For(lane, B.const(0, index), B.const(factor, index), 1, body, Attrs({"unroll": 0}), loop.loc)
+    outer_loop = For(outer, B.const(0, index), B.const(n // factor, index), 1, (lane_loop,), loop.attrs, loop.loc)
+    before, after = [], []
+    vi, vr = Var(init_v, index), Var(comb_v, index)
+    for a, op in accs.items():
+        t = decls[a]
+        before.append(Alloc(rf[a], TensorType(t, (factor,)), None, Attrs({"partition": ((0, "complete", 0),)}),
+                            loop.loc))
+        before.append(For(init_v, B.const(0, index), B.const(factor, index), 1,
+                          (Store(rf[a], (vi,), B.const(0, t) if op == "add" else Var(a, t), loop.loc),),
+                          Attrs({"unroll": 0}), loop.loc))
+        part = Load(rf[a], (vr,), t, loop.loc)
+        comb = B.binop("add", Var(a, t), part) if op == "add" else B.call(op, (Var(a, t), part))
+        after.append(For(comb_v, B.const(0, index), B.const(factor, index), 1, (Assign(a, comb, loop.loc),),
+                         Attrs(), loop.loc))
+    new = tuple(before) + (outer_loop,) + tuple(after)
+    from .rewrite import unique_loop_vars
+
+    return unique_loop_vars(replace(k, body=put(k.body, path, new))), outer, lane, rf[next(iter(accs))]
+
+
+def _stmt_exprs(s):
+    """The expressions a statement evaluates itself (not those of nested statements)."""
+    if isinstance(s, (Assign, Store)):
+        return [s.value] + list(getattr(s, "indices", ()))
+    if isinstance(s, Decl):
+        return [s.init]
+    if isinstance(s, For):
+        return [s.start, s.stop]
+    if isinstance(s, If):
+        return [s.cond]
+    return []

@@ -185,6 +185,12 @@ class Schedule:
             raise
         return o1, o2, i1, i2
 
+    def rfactor(self, loop, factor):
+        """Split the scalar sums/max/min of ``loop`` over ``factor`` partial accumulators; see
+        :func:`primitives.rfactor`.  Returns (outer loop, lane loop, partial buffer)."""
+        _k, o, i, buf = self._apply("rfactor", P.rfactor, (loop, factor), {}, plain=(1,))
+        return LoopRef(self, o), LoopRef(self, i), BufferRef(self, buf)
+
     def reorder(self, *loops):
         self._apply("reorder", lambda k, *vs: P.reorder(k, vs), loops, {})
 
