@@ -82,8 +82,8 @@ def out_path(what: str, path, suffix: str) -> Path:
     return p
 
 
-def save_png(what: str, fig, path) -> Path:
-    p = out_path(what, path, ".png")
+def save_png(what: str, fig, p: Path) -> Path:
+    """Write ``fig`` to ``p`` (from :func:`out_path`, checked before the figure was drawn)."""
     try:
         fig.savefig(p, format="png")
     except OSError as err:
