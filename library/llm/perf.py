@@ -50,7 +50,7 @@ def _map_config(cfg: Config, src_fn, dst_fn) -> Config:
     """The same per-block unroll factors on a layer of another size (tasks match in program order)."""
     src, dst = list(src_fn.graph.tasks), list(dst_fn.graph.tasks)
     pos = {n: i for i, n in enumerate(src)}
-    return Config(cfg.tile, cfg.reorder, tuple((dst[pos[n]], u) for n, u in cfg.unroll), cfg.fusion)
+    return Config(cfg.tile, cfg.reorder, tuple((dst[pos[n]], u) for n, u in cfg.unroll), cfg.fusion, cfg.prefetch)
 
 
 def layer_macs(c: LLMConfig, context: int) -> int:
@@ -268,7 +268,7 @@ def llm_perf(target, board="u55c", prompt: int = 32, gen: int = 32, bits: dict |
         r = evaluate(pre_fn, cfg, b, clock_mhz, pb, label=f"prefill {prompt}")
         if r.perf is None:
             raise LLMError(f"the {prompt}-token prefill layer could not be built: {r.why}", user_loc())
-        pre = commit(r.perf, pb) if r.perf.fits else r.perf
+        pre = commit(r.perf, pb, cfg.prefetch) if r.perf.fits else r.perf
         out.layers.append(LayerPerf(kind, count, ex.best, pre, ex))
     return out
 

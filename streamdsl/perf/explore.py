@@ -21,9 +21,10 @@ DataflowSchedule), the default design, and the table of every design tried.
    kernels past ``util`` of the board's DSPs/LUTs/FFs.  What the factor
    leaves over (all of it when no loop encloses the pipeline, as in a
    one-token decode layer) vectorises the pipelined loop itself: it is split
-   and its inner part unrolled, unless it carries a floating-point
-   accumulation (floats are not reassociated, so the lanes would chain);
-   integer sums are balanced into adder trees, as Vitis does.
+   and its inner part unrolled; integer sums are balanced into adder trees,
+   as Vitis does, while a floating-point sum (floats are not reassociated)
+   is split over partial accumulators by ``rfactor`` instead.  The arrays
+   the lanes read are partitioned cyclically to match.
 2. **Fusion.**  Everything in one region, or the paper's greedy algorithm 2
    (``g.auto_fuse``) under the board's on-chip memory cap.
 3. **Resources.**  FIFO depths sized for the board timing (LP offsets and
@@ -49,7 +50,7 @@ from ..dataflow.dfschedule import DataflowSchedule
 from ..dataflow.graph import DataflowFunction
 from ..errors import ScheduleError, StreamDSLError, caller_loc
 from ..ir.deps import accumulation, affine
-from ..ir.nodes import Assign, Const, For, If, Store, walk
+from ..ir.nodes import Assign, Const, For, If, Load, Store, walk
 from ..types import FloatType
 from ..schedule.cost import BOARD_BUDGET, estimate
 from ..schedule.schedule import Schedule
@@ -153,12 +154,35 @@ def unroll_parallel(s: Schedule, u: int) -> int:
                 if f > 1:
                     s.unroll(s.loop(p.var), f)
                     seen[p.var] = f
-        v = _divisor(_trips(lp) or 1, max(1, u_n // f))
-        if v > 1 and not _float_recurrence(lp) and not _has_loop(lp.body):
-            _, inner = s.split(s.loop(lp.var), v)
-            s.unroll(inner)
+        n = _trips(lp) or 1
+        v = _divisor(n, max(1, u_n // f))
+        if v > 1 and not _has_loop(lp.body):
+            if _float_recurrence(lp):
+                v = _divisor(n, v * 4)  # lanes of a float sum each retire one element per fadd latency (4)
+                try:
+                    s.rfactor(s.loop(lp.var), v)
+                except ScheduleError:
+                    continue
+            else:
+                _, inner = s.split(s.loop(lp.var), v)
+                s.unroll(inner)
+            _partition_for(s, lp, v)
         best = max(best, f * v)
     return best
+
+
+def _partition_for(s: Schedule, lp: For, v: int) -> None:
+    """Partition, cyclically by ``v``, every array dimension that loop ``lp`` indexes: its lanes read in parallel."""
+    done = set()
+    for n in (n for b in lp.body for n in walk(b)):
+        if isinstance(n, (Load, Store)):
+            for d, idx in enumerate(n.indices):
+                if lp.var in set(affine(idx) or {}) and (n.name, d) not in done:
+                    done.add((n.name, d))
+                    try:
+                        s.partition(s.buffer(n.name), d + 1, "cyclic", v)
+                    except ScheduleError:
+                        pass
 
 
 def apply_recipe(s: Schedule, reorder: bool, u: int) -> int:
@@ -175,6 +199,7 @@ class Config:
     reorder: bool = True
     unroll: tuple[tuple[str, int], ...] = ()
     fusion: str = "all"  # "all" | "greedy" | "none"
+    prefetch: bool = False  # weight FIFOs deep enough for their DMAs to run ahead of the kernels
 
     def factor(self, task: str) -> int:
         return dict(self.unroll).get(task, 1)
@@ -208,10 +233,15 @@ def build_design(fn: DataflowFunction, cfg: Config, base: DataflowSchedule | Non
     return g
 
 
-def size_for_board(g: DataflowSchedule, board, clock_mhz=None, bits=None) -> dict[str, int]:
+def dma_caps(low, prefetch: bool) -> dict[str, int]:
+    """Pinned depths of the FIFOs from a load DMA into one kernel: 2 tokens, or none when weights prefetch."""
+    return {} if prefetch else capped_fifos(low, DMA_FIFO_CAP)
+
+
+def size_for_board(g: DataflowSchedule, board, clock_mhz=None, bits=None, prefetch: bool = False) -> dict[str, int]:
     """Size ``g``'s FIFOs for its own timing and for the board timing; pins the larger depth where they differ."""
     low = g.lowered()
-    caps = capped_fifos(low, DMA_FIFO_CAP)
+    caps = dma_caps(low, prefetch)
     handles = {h.name: h for h in g.fifos()}
     for n, d in caps.items():
         g.fifo(handles[n], d)
@@ -311,7 +341,7 @@ def evaluate(fn, cfg: Config, board, clock_mhz, bits, base=None, label="", space
         g = build_design(fn, cfg, base, cap_bytes=int(0.9 * b.onchip_bytes))
         _, _, low, nodes, _, _ = model_tasks(g, b, clock_mhz, bits)
         tasks = [nodes[n].task for n in low.nodes]
-        depths = size_depths(tasks, low.sim_edges(), low, capped_fifos(low, DMA_FIFO_CAP))
+        depths = size_depths(tasks, low.sim_edges(), low, dma_caps(low, cfg.prefetch))
         p = model_design(g, b, clock_mhz, bits, depths=depths, name=label)
     except StreamDSLError as err:
         return Tried(label, space, cfg, None, f"refused: {err.message}")
@@ -320,10 +350,10 @@ def evaluate(fn, cfg: Config, board, clock_mhz, bits, base=None, label="", space
     return Tried(label, space, cfg, p, why)
 
 
-def commit(p: DesignPerf, bits=None) -> DesignPerf:
+def commit(p: DesignPerf, bits=None, prefetch: bool = False) -> DesignPerf:
     """Pin the board-sized FIFO depths into the design's schedule and re-check it with both timings."""
     g = p.schedule
-    size_for_board(g, p.board, p.clock_mhz, bits)
+    size_for_board(g, p.board, p.clock_mhz, bits, prefetch)
     g.simulate()  # the design as it will be built (its own timing): raises DeadlockError if it deadlocks
     q = model_design(g, p.board, p.clock_mhz, bits, name=p.name)
     return q
@@ -436,8 +466,17 @@ def explore(target, board="u55c", budget: int | None = None, *, clock_mhz: float
             tried.append(r)
             if r.perf is not None and r.perf.fits and r.perf.cycles < best.perf.cycles:
                 best = r
+    if fusion:  # resource allocation: FIFO memory for the weight DMAs to run ahead of their kernels
+        cfg = Config(best.cfg.tile, best.cfg.reorder, best.cfg.unroll, best.cfg.fusion, prefetch=True)
+        r = evaluate(fn, cfg, b, clock, bits, default_g, "prefetch weights", "resources",
+                     "weight FIFOs at no-back-pressure depth instead of 2 tokens")
+        if r.perf is not None:
+            r.why += f"; FIFO/converter memory {r.perf.onchip_bytes / 2**20:.1f} MiB"
+        tried.append(r)
+        if r.perf is not None and r.perf.fits and r.perf.cycles < best.perf.cycles:
+            best = r
     if best.perf.fits:
-        best.perf = commit(best.perf, bits)
+        best.perf = commit(best.perf, bits, best.cfg.prefetch)
     if not best.perf.fits:
         raise ExploreError(f"no design of {name} fits {b.name}: " + "; ".join(best.perf.problems), caller_loc(),
                            hint="use a larger board, smaller tiles, or a lower budget")
