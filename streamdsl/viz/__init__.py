@@ -11,6 +11,8 @@ drawn without pyplot, so they neither need nor disturb a notebook's backend.
 """
 from .common import VizError  # noqa: F401
 from .graph import graph_dot, graph_svg, write_graph  # noqa: F401
+from .roofline import kernel_ops, roofline_figure, roofline_png  # noqa: F401
 from .timeline import timeline_figure, timeline_png  # noqa: F401
 
-__all__ = ["VizError", "graph_dot", "graph_svg", "timeline_figure", "timeline_png", "write_graph"]
+__all__ = ["VizError", "graph_dot", "graph_svg", "kernel_ops", "roofline_figure", "roofline_png", "timeline_figure",
+           "timeline_png", "write_graph"]
