@@ -49,8 +49,10 @@ def check_perf(what: str, g: DataflowSchedule, perf):
     if not is_design_perf(perf):
         raise VizError(f"{what}: perf must be a DesignPerf, got {type(perf).__name__}", caller_loc(),
                        hint='perf = streamdsl.perf.model.model_design(g, "u55c")')
-    low = g.lowered()
-    if perf.schedule is not g and set(perf.nodes) != set(low.nodes):
+    if set(perf.nodes) != set(g.lowered().nodes):
+        if perf.schedule is g:
+            raise VizError(f"{what}: the design changed after it was modeled (its nodes are not the model's)",
+                           caller_loc(), hint="model it again: perf = model_design(g, board)")
         raise VizError(f"{what}: perf models another design ({perf.name}) than the one drawn "
                        f"({g.graph.ir.name})", caller_loc(), hint="model this design: model_design(g, board)")
     return perf

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..dataflow.tokensim import DeadlockError, SimResult, simulate
 from ..errors import caller_loc, user_facing
-from .common import VizError, new_figure, out_path, save_png, schedule_of
+from .common import VizError, check_perf, new_figure, out_path, save_png, schedule_of
 
 MAX_SPANS = 1000  # rectangles per lane per task row (about a pixel each at the default size)
 MAX_POINTS = 2000  # points per FIFO curve
@@ -66,6 +66,7 @@ def _traced(what: str, x) -> tuple[SimResult, str, dict[str, str], set[str]]:
                            hint="simulate with a trace: g.simulate(trace=True), or pass the design g itself")
         return x, "token simulation", {}, set()
     g, perf = schedule_of(what, x)
+    check_perf(what, g, perf)
     low = g.lowered()
     kinds = {n.name: n.kind for n in low.nodes.values()}
     dram = {f.name for f in low.fifos if f.kind == "dram"}

@@ -129,3 +129,11 @@ def test_errors():
     assert ei.value.loc.file == __file__
     with pytest.raises(viz.VizError, match="path must be a file name"):
         viz.timeline_png(mixed_design(), None)
+    g = chain_design(fused=False)
+    perf = model_design(g, "u55c")
+    g.fuse(*g.tasks())  # the model no longer describes g
+    with pytest.raises(viz.VizError, match="the design changed after it was modeled") as ei:
+        viz.timeline_figure(perf)
+    assert "model_design(g, board)" in ei.value.hint and ei.value.loc.file == __file__
+    with pytest.raises(viz.VizError, match="the design changed after it was modeled"):
+        viz.graph_dot(g, perf)
