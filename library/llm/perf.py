@@ -3,7 +3,7 @@
 ``llm_perf(config_or_model, board="u55c", prompt=32, gen=32, bits=W4A8)``
 explores the one-token decode layer of each layer kind (``sd.explore``),
 builds the prefill layer (``prompt`` tokens) with the same tiling and unroll
-factors, and composes the model as the paper's accelerator runs it: one
+factors (or explores it on its own with ``explore_prefill=True``), and composes the model as the paper's accelerator runs it: one
 fused layer accelerator re-invoked once per layer.
 
 * per-layer latency: the token simulator's cycles of the layer design;
@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from streamdsl.perf import board as get_board
-from streamdsl.perf.explore import Config, commit, evaluate, explore
+from streamdsl.perf.explore import Config, ExploreError, commit, evaluate, explore
 
 from .config import LLMConfig, LLMError, user_loc
 from .models import LLM, model
@@ -269,6 +269,11 @@ def llm_perf(target, board="u55c", prompt: int = 32, gen: int = 32, bits: dict |
         if r.perf is None:
             raise LLMError(f"the {prompt}-token prefill layer could not be built: {r.why}", user_loc())
         pre = commit(r.perf, pb, cfg.prefetch) if r.perf.fits else r.perf
+        if explore_prefill:
+            try:
+                pre = explore(m, b, budget, clock_mhz=clock_mhz, t=prompt, kind=kind, fusion=False).best
+            except ExploreError:
+                pass  # no prefill design fits: keep the mapped one, whose problems are reported
         out.layers.append(LayerPerf(kind, count, ex.best, pre, ex))
     return out
 
