@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import streamdsl as sd
+from streamdsl.progress import bar
 
 from .blocks import default_schedule
 from .config import FULL, LLMConfig, LLMError, user_loc
@@ -253,7 +254,7 @@ class LLM:
         keys, values = list(cache.keys), list(cache.values)
         new = Cache(keys, values, pos + t)
         rope = self._rope(pos, t)
-        for i in range(self.config.layers):
+        for i in bar(range(self.config.layers), desc="prefill" if t > 1 else "decode", unit="layer"):
             x, keys[i], values[i] = self._run_layer(i, t, x, cache, pos, rope, backend)
         nargs = [x, w.final_norm] + ([w.final_norm_b] if self.config.norm == "layernorm" else [])
         hn = self._run_kernel(self._kernel("norm", t), nargs, backend)
@@ -288,7 +289,7 @@ class LLM:
         logits, cache = self.prefill(ids, backend=backend)
         seq = list(ids)
         rows = [(logits, np.asarray(reference(seq), np.float32))]
-        for _ in range(decode_steps):
+        for _ in bar(range(decode_steps), desc="verify", unit="step"):
             nxt = int(np.argmax(rows[-1][0] if rows[-1][0].ndim == 1 else rows[-1][0][-1]))
             seq.append(nxt)
             lg, cache = self.decode(nxt, cache, backend)
@@ -308,16 +309,18 @@ class LLM:
 
     def generate(self, prompt_ids, max_new_tokens: int, backend: str = "sim", stop_tokens=()) -> list[int]:
         """Greedy generation (argmax, first index on ties): prefill, then one decode per new token."""
-        logits, cache = self.prefill(prompt_ids, backend=backend)
-        out: list[int] = []
-        nxt = int(np.argmax(logits[-1]))
-        stop = {int(s) for s in stop_tokens}
-        while len(out) < max_new_tokens:
-            out.append(nxt)
-            if nxt in stop or len(out) == max_new_tokens:
-                break
-            logits, cache = self.decode(nxt, cache, backend)
-            nxt = int(np.argmax(logits))
+        with bar(total=max_new_tokens, desc="generate", unit="tok") as progress:
+            logits, cache = self.prefill(prompt_ids, backend=backend)
+            out: list[int] = []
+            nxt = int(np.argmax(logits[-1]))
+            stop = {int(s) for s in stop_tokens}
+            while len(out) < max_new_tokens:
+                out.append(nxt)
+                progress.update(1)
+                if nxt in stop or len(out) == max_new_tokens:
+                    break
+                logits, cache = self.decode(nxt, cache, backend)
+                nxt = int(np.argmax(logits))
         return out
 
 

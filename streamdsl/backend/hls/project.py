@@ -4,7 +4,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +14,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from ...errors import StreamDSLError
 from ...ir.nodes import Kernel
 from ...numeric import convert
+from ...progress import run as run_with_progress
 from ...types import FixedType, FloatType, IntType, TensorType
 from .emit import ctype, dims, function, result_name, signature
 
@@ -131,7 +131,7 @@ class HLSProject:
                 v = _check_arg(k, p, a, None)
                 np.ascontiguousarray(np.asarray(v).astype(_np_transport(p.type.dtype if isinstance(p.type, TensorType) else p.type))).tofile(
                     os.path.join(tmp, f"in_{p.name}.bin"))
-            run = subprocess.run([str(binary), tmp], capture_output=True, text=True, timeout=600)
+            run = run_with_progress([str(binary), tmp], desc=f"csim {k.name}", timeout=600)
             if run.returncode == 3 and "deadlock" in run.stderr:
                 from ...dataflow.tokensim import DeadlockError
 
@@ -179,7 +179,7 @@ class HLSProject:
                     Path(tmp, name).write_text(text)
                 srcs = [str(Path(tmp, n)) for n in self.files if n.endswith(".cpp")]
                 cmd = [cxx, *flags, *[f"-I{i}" for i in incs], "-I", tmp, *srcs, "-o", str(Path(tmp, "tb"))]
-                r = subprocess.run(cmd, capture_output=True, text=True)
+                r = run_with_progress(cmd, desc=f"g++ {self.kernel.name}")
                 if r.returncode != 0:
                     raise CSimError(f"g++ could not compile the generated project for '{self.kernel.name}':\n"
                                     f"{r.stderr.strip()[:4000]}", hint="this is a streamdsl bug; please report it")
