@@ -233,7 +233,14 @@ def _pct(a, b) -> float | None:
 
 def _us(cycles: float, clock_mhz: float) -> str:
     us = cycles / clock_mhz
-    return f"{us / 1e3:.2f} ms" if us >= 1e4 else f"{us:.2f} \u00b5s"
+    return f"{us / 1e3:.2f} ms" if us >= 1e3 else f"{us:.2f} \u00b5s"
+
+
+def _bytes(n: float) -> str:
+    for unit, size in (("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.{1 if unit == 'KiB' else 2}f} {unit}"
+    return f"{int(n)} B"
 
 
 def _res_cell(used: int, cap: int) -> Cell:
@@ -258,19 +265,18 @@ def _is_design_perf(obj) -> bool:
 
 
 # ------------------------------------------------------------------ sections
-def _pictures(page: Page, g, perf) -> None:
+def _pictures(page: Page, g, perf, roof) -> None:
+    """The graph and timeline of ``g`` as modeled by ``perf``; the roofline of ``roof`` (a design or an LLM)."""
     from . import viz
 
     svg = viz.graph_svg(g, perf=perf)
     page.graph = Picture("graph", "Dataflow graph", svg=svg, alt="dataflow graph",
                          note="" if svg else "Graphviz (dot) is not installed: the graph is shown as text "
                          "(sh scripts/setup.sh installs it)", fallback="" if svg else str(g))
-    page.timeline = Picture("timeline", "Token-simulation timeline", png=_png_uri(viz.timeline_figure(g)),
+    page.timeline = Picture("timeline", "Token-simulation timeline", png=_png_uri(viz.timeline_figure(perf)),
                             alt="token-simulation timeline",
-                            note="per task: busy and stalled cycles; per FIFO: tokens in flight "
-                            "(the design's own timing, g.simulate())")
-    if perf is not None:
-        page.roofline = Picture("roofline", "Roofline", png=_png_uri(viz.roofline_figure(perf)), alt="roofline")
+                            note="simulated with the board's timing, as the latency above")
+    page.roofline = Picture("roofline", "Roofline", png=_png_uri(viz.roofline_figure(roof)), alt="roofline")
 
 
 def _design(page: Page, g, perf) -> None:
@@ -282,9 +288,9 @@ def _design(page: Page, g, perf) -> None:
     page.cards += [
         ("latency", f"{_num(perf.cycles)} cycles", f"{_us(perf.cycles, clock)} at {clock:g} MHz (token simulator)"),
         ("analytic estimate", f"{_num(perf.analytic)} cycles", "closed form, no FIFO limits"),
-        ("DMA traffic", f"{perf.dma_bytes / 2**20:.3f} MiB", f"{perf.channels_used} of {b.memory.channels} "
+        ("DMA traffic", _bytes(perf.dma_bytes), f"per run, over {perf.channels_used} of {b.memory.channels} "
          f"{b.memory.kind} channels"),
-        ("on-chip buffers", f"{perf.onchip_bytes / 2**10:.1f} KiB", "FIFOs, converters, kernel locals"),
+        ("on-chip buffers", _bytes(perf.onchip_bytes), "FIFOs, converters, kernel locals"),
         ("tasks / regions", f"{len(g.graph.tasks)} / {len(g.regions())}", f"{len(perf.nodes)} hardware nodes"),
     ]
     page.badges.append(("fits the board", "ok") if perf.fits else ("does NOT fit the board", "bad"))
@@ -518,7 +524,7 @@ def build_page(target, *, board: str = "u55c", title: str | None = None, llm=Non
         _exploration_table(page, ex)
     _design(page, g, perf)
     _dataflow_code(page, g)
-    _pictures(page, g, lp if lp is not None else perf)
+    _pictures(page, g, perf, lp if lp is not None else perf)
     return page
 
 
