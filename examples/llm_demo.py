@@ -7,9 +7,11 @@
 2. Generates greedily from "The capital of France is" on the reference
    simulator and checks it against the library's NumPy model of the same
    weights (token for token; the test suite also checks transformers).
-3. Prints the layer accelerator (tasks, stream layouts, FIFO depths) and
-   its token-level simulation.
-4. Writes the Vitis HLS project of the accelerator.
+3. Runs the decode layer accelerator in the token-level simulator.
+4. Writes the Vitis HLS project of the accelerator, and an HTML report of the
+   decode layer on the U55C (numbers, graph, timeline, roofline, the HLS C++,
+   the IR and the schedule; with the model's TTFT and tokens/s from
+   ``llm_perf``) to OUTPUT_DIR_report/report.html: one file, open it in a browser.
 
 Run:  python examples/llm_demo.py [OUTPUT_DIR]
 """
@@ -19,9 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
+from streamdsl.htmlreport import write_report
 from streamdsl.library.llm.gguf_loader import load_smollm2
 from streamdsl.library.llm.models import llama
 from streamdsl.library.llm.numpy_model import NumpyModel
+from streamdsl.library.llm.perf import FP32, llm_perf
 
 PROMPT = "The capital of France is"
 NEW_TOKENS = 4
@@ -29,6 +33,7 @@ NEW_TOKENS = 4
 
 def main() -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "smollm2_accelerator")
+    report_dir = out.with_name(out.name + "_report")  # beside the project: the project folder holds only its own files
     start = time.perf_counter()
     config, weights, tokenizer = load_smollm2()
     print(f"loaded {config.name}: {config.layers} layers, hidden {config.hidden}, "
@@ -45,17 +50,23 @@ def main() -> None:
     ok = new == ref
     print(f"NumPy reference: {tokenizer.decode(ref)!r}: {'same tokens' if ok else 'DIFFERENT tokens'}")
 
-    g = model.schedule(1)  # the decode layer
-    print(g)
+    g = model.schedule(1)  # the decode layer (print(g) shows it whole; the report below has it too)
     res = g.simulate()
-    print(f"decode layer: {res.cycles} cycles in the token simulator, "
-          f"back-pressure {sum(res.backpressure.values())} cycles")
+    print(f"decode layer: {len(g.graph.tasks)} kernels in {len(g.regions())} on-chip region(s), {res.cycles} cycles "
+          f"in the token simulator, back-pressure {sum(res.backpressure.values())} cycles")
     streamed, whole = g.intermediate_bytes()
     print(f"on-chip intermediates: {streamed} B streamed vs {whole} B as whole buffers ({streamed / whole:.1%})")
 
     start = time.perf_counter()
     prj = model.build("hls", output=out)
     print(f"wrote the HLS project to {out}/ ({time.perf_counter() - start:.1f} s): {prj}")
+
+    start = time.perf_counter()
+    perf = llm_perf(model, "u55c", prompt=len(ids), gen=NEW_TOKENS, bits=FP32)  # explores the fp32 layer for the board
+    report = write_report(g, report_dir, board="u55c", title=f"{config.name}: decode layer on the U55C", llm=perf,
+                          quiet=True)
+    print(f"wrote the HTML report to {report} ({time.perf_counter() - start:.1f} s): modeled on the U55C, "
+          f"TTFT {perf.ttft_s * 1e3:.1f} ms, decode {perf.tokens_per_s:.0f} tokens/s")
     if not ok or not text.startswith(" Paris"):
         raise SystemExit("FAILED: the accelerator did not continue ' Paris' like the reference")
     print("OK")
