@@ -1,5 +1,5 @@
 """Whole-model compile time: exploration (token simulator), FIFO sizing and HLS emission (no g++) for the four
-full-size models, against the paper's 26.8-63.4 s and a same-run baseline (the design as the library schedules it
+full-size W4A8 models (the accelerators benchmarks/paper_table4.py models), against the paper's 26.8-63.4 s and a same-run baseline (the design as the library schedules it
 by default: m.schedule(t) + build, no exploration).
 
     .venv/bin/python benchmarks/compile_time.py
@@ -11,20 +11,19 @@ from tqdm import tqdm
 
 from streamdsl.library.llm.config import preset
 from streamdsl.library.llm.models import model
-from streamdsl.library.llm.perf import W4A8, edge_bits
 from streamdsl.perf import explore
 
 MODELS = ["gpt2-medium", "qwen2.5-0.5b", "llama-3.2-1b", "gemma-3-1b"]
 rows = []
 for name in tqdm(MODELS, desc="compiling", unit="model"):
-    m = model(preset(name), max_len=64)
+    m = model(preset(name), max_len=64, quant="w4a8")
     t0 = time.perf_counter()
     for kind in m.kinds():
         m.schedule(1, kind)
     base = time.perf_counter() - t0
     t0 = time.perf_counter()
     for kind in m.kinds():
-        ex = explore(m, "u55c", bits=edge_bits(m.layer(1, kind).function, W4A8), t=1, kind=kind)
+        ex = explore(m, "u55c", t=1, kind=kind)
         with tempfile.TemporaryDirectory() as d:
             ex.best.schedule.build("hls", output=d, overwrite=True)
     total = time.perf_counter() - t0

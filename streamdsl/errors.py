@@ -17,6 +17,7 @@ streamdsl's own frames from the traceback unless ``STREAMDSL_TRACEBACK=1``.
 from __future__ import annotations
 
 import functools
+import itertools
 import linecache
 import os
 import sys
@@ -78,13 +79,14 @@ def caller_loc() -> Loc | None:
 
 
 def _frame_loc(frame) -> Loc:
-    import inspect
-
     line, col, end_col = frame.f_lineno, None, None
-    positions = getattr(inspect.getframeinfo(frame, context=0), "positions", None)  # Python >= 3.11
-    if positions is not None and positions.lineno == line and positions.col_offset is not None:
-        col = positions.col_offset
-        end_col = positions.end_col_offset if positions.end_lineno == line else None
+    positions = None
+    if hasattr(frame.f_code, "co_positions"):  # Python >= 3.11; what inspect.getframeinfo reads, without its file I/O
+        i = frame.f_lasti // 2
+        positions = next(itertools.islice(frame.f_code.co_positions(), i, i + 1), None)
+    if positions is not None and positions[0] == line and positions[2] is not None:
+        col = positions[2]
+        end_col = positions[3] if positions[1] == line else None
     if col is None:  # older Pythons: start at the statement's indentation
         text = linecache.getline(frame.f_code.co_filename, line)
         col = len(text) - len(text.lstrip())
