@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from ..dataflow.dfschedule import DataflowSchedule
 from ..dataflow.graph import DataflowFunction
 from ..errors import ScheduleError, StreamDSLError, caller_loc
+from ..progress import bar
 from ..ir.deps import accumulation, affine
 from ..ir.nodes import Assign, Const, For, If, Load, Store, walk
 from ..types import FloatType
@@ -373,6 +374,22 @@ def explore(target, board="u55c", budget: int | None = None, *, clock_mhz: float
         raise ExploreError(f"budget must be a positive integer (the sum of unroll factors), got {budget!r}",
                            caller_loc(), hint="budget=256, or leave it out to fill the board")
     fn, default_g, name = _target(target, t, kind)
+    pb = bar(total=(1 if base_config else 2) + checkpoints + (3 if fusion else 0), desc=f"explore {name}",
+             unit="design")
+
+    def ev(*args, **kw) -> Tried:
+        r = evaluate(*args, **kw)
+        pb.set_postfix_str(f"{r.label}: {r.perf.cycles if r.perf else '-'} cycles")
+        pb.update(1)
+        return r
+
+    try:
+        return _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints, fusion, base_config)
+    finally:
+        pb.close()
+
+
+def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints, fusion, base_config) -> Exploration:
     tried: list[Tried] = []
     default = None
     if default_g is not None:
@@ -384,7 +401,7 @@ def explore(target, board="u55c", budget: int | None = None, *, clock_mhz: float
     base_rows = []
     for cfg in ([base_config] if base_config else bases):
         label = ("tile" if cfg.tile else "layouts as given") + (" + reorder" if cfg.reorder else "")
-        r = evaluate(fn, cfg, b, clock, bits, default_g, label, "tiling", "u=1 everywhere")
+        r = ev(fn, cfg, b, clock, bits, default_g, label, "tiling", "u=1 everywhere")
         tried.append(r)
         base_rows.append(r)
     ok = [r for r in base_rows if r.perf is not None and r.perf.fits]
@@ -450,7 +467,7 @@ def explore(target, board="u55c", budget: int | None = None, *, clock_mhz: float
     best = start
     for tot_u, uu, why in picks:
         cfg = Config(base_cfg.tile, base_cfg.reorder, tuple(sorted((k, v) for k, v in uu.items() if v > 1)), "all")
-        r = evaluate(fn, cfg, b, clock, bits, default_g, f"unroll sum {tot_u}", "tiling", why)
+        r = ev(fn, cfg, b, clock, bits, default_g, f"unroll sum {tot_u}", "tiling", why)
         tried.append(r)
         if r.perf is not None and r.perf.fits and (not best.perf.fits or r.perf.cycles < best.perf.cycles):
             best = r
@@ -458,7 +475,7 @@ def explore(target, board="u55c", budget: int | None = None, *, clock_mhz: float
         for mode in ("greedy", "none"):
             cfg = Config(best.cfg.tile, best.cfg.reorder, best.cfg.unroll, mode)
             label = "greedy fusion" if mode == "greedy" else "unfused"
-            r = evaluate(fn, cfg, b, clock, bits, default_g, label, "fusion",
+            r = ev(fn, cfg, b, clock, bits, default_g, label, "fusion",
                          f"algorithm 2 under {0.9 * b.onchip_bytes / 2**20:.1f} MiB" if mode == "greedy"
                          else "one region per kernel: intermediates through DRAM")
             if r.perf is not None:
@@ -468,7 +485,7 @@ def explore(target, board="u55c", budget: int | None = None, *, clock_mhz: float
                 best = r
     if fusion:  # resource allocation: FIFO memory for the weight DMAs to run ahead of their kernels
         cfg = Config(best.cfg.tile, best.cfg.reorder, best.cfg.unroll, best.cfg.fusion, prefetch=True)
-        r = evaluate(fn, cfg, b, clock, bits, default_g, "prefetch weights", "resources",
+        r = ev(fn, cfg, b, clock, bits, default_g, "prefetch weights", "resources",
                      "weight FIFOs at no-back-pressure depth instead of 2 tokens")
         if r.perf is not None:
             r.why += f"; FIFO/converter memory {r.perf.onchip_bytes / 2**20:.1f} MiB"
