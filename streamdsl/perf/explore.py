@@ -8,7 +8,7 @@ explored).  It returns an :class:`Exploration`: the best design (a
 :class:`~streamdsl.perf.model.DesignPerf` whose ``.schedule`` is the sized
 DataflowSchedule), the default design, and the table of every design tried.
 
-1. **Tiling.**  One default tile for every stream: the outermost data dim in
+1. **Tiling.**  The kernels a task calls are inlined into it.  One default tile for every stream: the outermost data dim in
    tiles of 1 (a row, a head), the others whole (``tile=True``), plus a loop
    order that follows it: a top-level loop whose only child is a larger
    constant loop is swapped with it (``reorder=True``; a refused reorder is
@@ -51,7 +51,7 @@ from ..dataflow.graph import DataflowFunction
 from ..errors import ScheduleError, StreamDSLError, caller_loc
 from ..progress import bar
 from ..ir.deps import accumulation, affine
-from ..ir.nodes import Assign, Const, For, If, Load, Store, walk
+from ..ir.nodes import Assign, CallKernel, Const, For, If, Load, Store, walk
 from ..types import FloatType
 from ..schedule.cost import BOARD_BUDGET, estimate
 from ..schedule.schedule import Schedule
@@ -186,7 +186,21 @@ def _partition_for(s: Schedule, lp: For, v: int) -> None:
                         pass
 
 
+def inline_calls(s: Schedule) -> None:
+    """Inline the kernels a task calls (innermost first), so that their loops are scheduled with the task's."""
+    for _ in range(16):
+        calls = {n.callee for st in s.ir.body for n in walk(st) if isinstance(n, CallKernel)}
+        if not calls:
+            return
+        for c in sorted(calls):
+            try:
+                s.inline(c)
+            except ScheduleError:
+                return  # a call that cannot be inlined stays a call (its loops as Vitis pipelines them)
+
+
 def apply_recipe(s: Schedule, reorder: bool, u: int) -> int:
+    inline_calls(s)
     if reorder:
         reorder_for_streams(s)
     pipeline_innermost(s)
@@ -440,6 +454,7 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
     marks = sorted({int(x) for x in (len(tasks) * 2 ** k for k in range(1, 64)) if x <= cap_u} | {cap_u})
     snap_cfgs: list[tuple[int, dict, str]] = []
     next_mark = 0
+    full = ""
     while heap:
         neg, tk = heapq.heappop(heap)
         nu = u[tk] * 2
@@ -450,9 +465,12 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
             continue  # one more doubling would not fit this kernel on one SLR: it is done
         trial = dict(cur)
         trial[tk] = new
-        if total_u + (nu - u[tk]) > cap_u or any(v > limit[r] for r, v in used(trial).items()):
+        if total_u + (nu - u[tk]) > cap_u:
             snap_cfgs.append((total_u, dict(u), f"budget reached at {tk} (u {u[tk]} -> {nu} would exceed it)"))
             break
+        if any(v > limit[r] for r, v in used(trial).items()):
+            full = f"board full at {tk} (u {u[tk]} -> {nu} would exceed {util:.0%} of it)"
+            continue  # this kernel is done; a cheaper one may still widen
         total_u += nu - u[tk]
         u[tk], cur[tk] = nu, new
         heapq.heappush(heap, (-new[0], tk))
@@ -462,7 +480,8 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
             next_mark += 1
     if not snap_cfgs or snap_cfgs[-1][1] != u:
         slow = max(tasks, key=lambda x: cur[x][0])
-        snap_cfgs.append((total_u, dict(u), f"every kernel saturated; slowest {slow} ({cur[slow][0]} cycles)"))
+        snap_cfgs.append((total_u, dict(u), (full + "; " if full else "every kernel saturated; ") +
+                          f"slowest {slow} ({cur[slow][0]} cycles)"))
     picks = snap_cfgs[-checkpoints:] if len(snap_cfgs) > checkpoints else snap_cfgs
     best = start
     for tot_u, uu, why in picks:

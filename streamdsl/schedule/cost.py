@@ -21,7 +21,9 @@ These are model estimates, not Vitis HLS reports.  The model:
   an integer multiply by a constant (index arithmetic) is shifts and adds in LUTs;
   an integer multiply is priced at the widths of its operands before widening
   casts (``i32(int8) * i32(int4)`` is an 8 x 4 multiplier: LUTs, no DSP, as
-  Vitis narrows it);
+  Vitis narrows it); address arithmetic is charged once per access, not per
+  unrolled copy (the copies differ by constant offsets, which partitioning
+  turns into bank wiring);
   local arrays take BRAM18K blocks (or URAM, or LUTs / registers when bound so),
   per partition.
 """
@@ -149,8 +151,11 @@ class _Model:
     def expr(self, e, ops: list) -> int:
         if isinstance(e, (Const, Var)):
             return 0
-        if isinstance(e, Load):
-            return 2 + max((self.expr(i, ops) for i in e.indices), default=0)
+        if isinstance(e, Load):  # address arithmetic once: unrolled copies differ by constant offsets (bank wiring)
+            idx: list = []
+            lat = 2 + max((self.expr(i, idx) for i in e.indices), default=0)
+            self._charge(idx, 1)
+            return lat
         if isinstance(e, (BinOp, UnaryOp, Call)):
             kids = (e.lhs, e.rhs) if isinstance(e, BinOp) else (e.operand,) if isinstance(e, UnaryOp) else e.args
             name = e.op if not isinstance(e, Call) else e.fn
@@ -169,6 +174,13 @@ class _Model:
             return 1 + max(self.expr(x, ops) for x in (e.cond, e.then, e.orelse))
         return 0
 
+    def _charge(self, ops: list, copies: int) -> None:
+        for name, t, widths in ops:
+            d, lut = op_cost(name, t, widths)
+            self.res["dsp"] += d * copies
+            self.res["lut"] += lut * copies
+            self.res["ff"] += 2 * lut * copies
+
     def body(self, stmts, copies: int, unrolled: bool) -> int:
         total = 0
         for s in stmts:
@@ -179,11 +191,7 @@ class _Model:
         ops: list = []
         if isinstance(s, (Store, Assign, Decl)):
             lat = self.expr(s.value if not isinstance(s, Decl) else s.init, ops) + (1 if isinstance(s, Store) else 0)
-            for name, t, widths in ops:
-                d, lut = op_cost(name, t, widths)
-                self.res["dsp"] += d * copies
-                self.res["lut"] += lut * copies
-                self.res["ff"] += 2 * lut * copies
+            self._charge(ops, copies)
             return lat
         if isinstance(s, If):
             lat = 1 + self.expr(s.cond, ops)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from ..ir import build as B
 from ..ir.deps import affine, classify, names_in
 from ..ir.nodes import (
-    Alloc, Assign, Attrs, CallKernel, Const, Decl, For, If, Kernel, Load, Store, TensorType, Var, walk,
+    Alloc, Assign, Attrs, CallKernel, Const, Decl, For, If, Kernel, Load, Ref, Return, Store, TensorType, Var, walk,
 )
 from ..ir.printer import print_expr
 from ..types import index
 from .rewrite import (
-    all_names, find_loop, fresh, get, map_allocs, map_stmt_exprs, map_stmts, put, replace, substitute,
+    all_names, find_loop, fresh, get, map_allocs, map_expr, map_stmt_exprs, map_stmts, put, replace, substitute,
 )
 
 
@@ -599,3 +599,93 @@ def _stmt_exprs(s):
     if isinstance(s, If):
         return [s.cond]
     return []
+
+
+def inline(k: Kernel, callee: str) -> Kernel:
+    """Replace every ``outs = callee(args)`` by the callee's body (TVM's compute_inline for kernel calls).
+
+    Array parameters become the caller's arrays, scalar parameters the
+    argument expressions; the callee's locals and loops get fresh names,
+    and the arrays it returns take the names of the call's outputs.  The
+    inlined loops can then be scheduled like the caller's own.
+    """
+    names = {c.name for c in k.callees}
+    if callee not in names:
+        raise Refusal(f"kernel '{k.name}' calls no kernel '{callee}'",
+                      hint="calls: " + (", ".join(sorted(names)) or "none"))
+    c = k.callee(callee)
+    ret = c.body[-1] if c.body else None
+    if not isinstance(ret, Return) or any(isinstance(n, Return) for s in c.body[:-1] for n in walk(s)):
+        raise Refusal(f"'{callee}' does not end in its only return", hint="inline kernels that return at the end")
+    local_arrays = {s.name for s in (n for st in c.body for n in walk(st)) if isinstance(s, Alloc)}
+    for v in ret.values:
+        if not (isinstance(v, Ref) and v.name in local_arrays):
+            raise Refusal(f"'{callee}' returns {print_expr(v)}, not an array of its own",
+                          hint="only kernels returning their local arrays can be inlined")
+    if any(isinstance(n, CallKernel) for s in c.body for n in walk(s)):
+        raise Refusal(f"'{callee}' calls other kernels; inline those into it first")
+    count = [0]
+
+    def expand(s):
+        if not (isinstance(s, CallKernel) and s.callee == callee):
+            return None
+        count[0] += 1
+        taken = all_names(k) | used
+        mapping: dict[str, str] = {}
+        for v, out in zip(ret.values, s.outs):
+            mapping[v.name] = out
+        scalars: dict[str, object] = {}
+        for p, a in zip(c.params, s.args):
+            if isinstance(p.type, TensorType):
+                mapping[p.name] = a.name
+            else:
+                scalars[p.name] = a
+        for n in (n for st in c.body for n in walk(st)):
+            nm = n.var if isinstance(n, For) else n.name if isinstance(n, (Decl, Alloc)) else None
+            if nm is not None and nm not in mapping:
+                mapping[nm] = fresh(taken, nm)
+                taken.add(mapping[nm])
+        used.update(mapping.values())
+
+        def ren_e(e):
+            if isinstance(e, Var) and e.name in scalars:
+                return scalars[e.name]
+            if isinstance(e, (Var, Load, Ref)) and e.name in mapping:
+                return replace(e, name=mapping[e.name])
+            return None
+
+        def ren_s(st):
+            if isinstance(st, For):  # map_stmts has renamed the nested statements already
+                st = replace(st, start=map_expr(st.start, ren_e), stop=map_expr(st.stop, ren_e))
+            elif isinstance(st, If):
+                st = replace(st, cond=map_expr(st.cond, ren_e))
+            else:
+                st = map_stmt_exprs(st, ren_e)
+            if isinstance(st, For):
+                return replace(st, var=mapping.get(st.var, st.var))
+            if isinstance(st, (Decl, Alloc, Assign, Store)) and st.name in mapping:
+                return replace(st, name=mapping[st.name])
+            return st
+
+        return tuple(map_stmts(c.body[:-1], ren_s))
+
+    used: set[str] = set()
+    body = _splice(k.body, expand)
+    calls_left = any(isinstance(n, CallKernel) and n.callee == callee for s in body for n in walk(s))
+    callees = tuple(x for x in k.callees if x.name != callee or calls_left)
+    from .rewrite import unique_loop_vars
+
+    return unique_loop_vars(replace(k, body=body, callees=callees))
+
+
+def _splice(body, fn):
+    """``body`` with each statement that ``fn`` maps to a tuple replaced by those statements, at any depth."""
+    out = []
+    for s in body:
+        if isinstance(s, For):
+            s = replace(s, body=_splice(s.body, fn))
+        elif isinstance(s, If):
+            s = replace(s, then=_splice(s.then, fn), orelse=_splice(s.orelse, fn))
+        r = fn(s)
+        out.extend(r if r is not None else (s,))
+    return tuple(out)

@@ -185,6 +185,11 @@ class Schedule:
             raise
         return o1, o2, i1, i2
 
+    def inline(self, callee):
+        """Inline every call to the kernel named ``callee`` (or given as a kernel); see :func:`primitives.inline`."""
+        name = callee if isinstance(callee, str) else getattr(getattr(callee, "ir", callee), "name", callee)
+        self._apply("inline", P.inline, (name,), {}, plain=(0,))
+
     def rfactor(self, loop, factor):
         """Split the scalar sums/max/min of ``loop`` over ``factor`` partial accumulators; see
         :func:`primitives.rfactor`.  Returns (outer loop, lane loop, partial buffer)."""
