@@ -40,6 +40,7 @@ from .errors import StreamDSLError, caller_loc
 
 TEMPLATES = Path(__file__).parent / "templates"
 REPORT = "report.html"
+FRAGMENT_KERNELS = 8  # kernel rows a notebook view shows
 GRAPH_MIN_SCALE = 0.75  # a wide graph is drawn at least this large (10 pt labels stay readable) and scrolls
 
 
@@ -236,6 +237,10 @@ def _us(cycles: float, clock_mhz: float) -> str:
     return f"{us / 1e3:.2f} ms" if us >= 1e3 else f"{us:.2f} \u00b5s"
 
 
+def _rate(x: float) -> str:
+    return _num(round(x)) if x >= 100 else f"{x:.1f}"
+
+
 def _bytes(n: float) -> str:
     for unit, size in (("MiB", 2**20), ("KiB", 2**10)):
         if n >= size:
@@ -405,15 +410,15 @@ def _llm(page: Page, lp) -> None:
     bpt = lp.bytes_per_token()
     page.llm_cards += [
         ("TTFT", f"{lp.ttft_s * 1e3:.2f} ms", f"prefill of {lp.prompt} tokens"),
-        ("decode", f"{lp.tokens_per_s:.1f} tokens/s", f"{lp.decode_s * 1e3:.3f} ms per token"),
+        ("decode", f"{_rate(lp.tokens_per_s)} tokens/s", f"{lp.decode_s * 1e3:.3f} ms per token"),
         ("latency", f"{lp.latency_s * 1e3:.1f} ms", f"[in:out] = [{lp.prompt}:{lp.gen}]"),
         ("bytes per token", f"{sum(bpt.values()) / 2**20:.2f} MiB",
          f"weights {bpt['weights'] / 2**20:.2f}, KV {bpt['kv'] / 2**20:.2f}, act {bpt['act'] / 2**20:.3f}"),
-        ("HBM roofline", f"{lp.hbm_roofline_tps:.0f} tokens/s",
+        ("HBM roofline", f"{_rate(lp.hbm_roofline_tps)} tokens/s",
          f"design at {lp.tokens_per_s / lp.hbm_roofline_tps * 100:.2f} %"),
-        ("fp32 compute roofline", f"{lp.fp32_roofline_tps:.0f} tokens/s",
+        ("fp32 compute roofline", f"{_rate(lp.fp32_roofline_tps)} tokens/s",
          f"design at {lp.tokens_per_s / lp.fp32_roofline_tps * 100:.2f} %"
-         + (f"; INT8 {i8:.0f} tokens/s" if i8 else "")),
+         + (f"; INT8 roofline {_rate(i8)} tokens/s" if i8 else "")),
     ]
     page.llm_layers = Table(
         ["layer kind", "count", "decode cycles", "decode time", "prefill cycles", "prefill time", "fits"],
@@ -433,8 +438,9 @@ def _exploration_table(page: Page, ex) -> None:
     rows = [[Cell(str(x)) for x in t.row()] for t in ex.tried]
     best = getattr(ex.best, "name", "")
     for r in rows:
-        if r[0].text == best:
-            r[0].cls = "strong"
+        if r[0].text.lstrip("* ") == best:  # the table stars the best design
+            for c in r:
+                c.cls = (c.cls + " strong").strip()
     page.explored = Table(list(HEADER), rows, "llrrrrrrll", caption=f"{len(ex.tried)} design(s) tried by sd.explore")
     if ex.default is not None and ex.best.cycles and ex.default.cycles:
         page.explored_note = (f"default design: {_num(ex.default.cycles)} cycles; best: {_num(ex.best.cycles)} cycles "
@@ -506,7 +512,11 @@ def build_page(target, *, board: str = "u55c", title: str | None = None, llm=Non
         perf = model_design(g, board)
     lp = lp or llm
     name = g.graph.ir.name
-    if kind == "llm":
+    if kind == "exploration":
+        page.title = title or f"dataflow {name} on {perf.board.name}: the best of {len(ex.tried)} designs"
+        page.subtitle = (f"sd.explore over tiling, fusion and resources; below: the best design at "
+                         f"{perf.clock_mhz:g} MHz (model estimates, not a Vitis report)")
+    elif kind == "llm":
         page.title = title or f"{lp.config.name or lp.config.family} on {perf.board.name}"
         page.subtitle = (f"LLM performance model at [{lp.prompt}:{lp.gen}]; below: the explored decode layer design "
                          f"{name}")
@@ -593,7 +603,8 @@ def perf_html(obj) -> str:
         perf = obj.layers[0].decode if obj.layers else None
     elif _is_exploration(obj):
         _exploration_table(page, obj)
-        page.title = f"exploration of {obj.best.name} on {obj.best.board.name}"
+        name = obj.best.schedule.graph.ir.name if obj.best.schedule is not None else obj.best.name
+        page.title = f"exploration of {name} on {obj.best.board.name}: best design {obj.best.name!r}"
         perf = obj.best
     elif _is_design_perf(obj):
         page.title = f"design {obj.name} on {obj.board.name}"
@@ -602,6 +613,10 @@ def perf_html(obj) -> str:
         return f"<pre>{html.escape(repr(obj))}</pre>"
     if perf is not None and perf.schedule is not None:
         _design(page, perf.schedule, perf)
+        if len(page.kernels.rows) > FRAGMENT_KERNELS:
+            more = len(page.kernels.rows) - FRAGMENT_KERNELS
+            page.kernels.rows = page.kernels.rows[:FRAGMENT_KERNELS]
+            page.kernels.caption = f"the {FRAGMENT_KERNELS} slowest kernels ({more} more in the full report)"
     return _env().get_template("fragment.html.j2").render(page=page, text=obj.report())
 
 

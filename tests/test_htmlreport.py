@@ -20,7 +20,7 @@ import pytest
 
 import streamdsl as sd
 from streamdsl import f32
-from streamdsl.htmlreport import ReportError, report_html, write_report
+from streamdsl.htmlreport import ReportError, perf_html, report_html, write_report
 from streamdsl.perf.model import model_design
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,6 +154,46 @@ def test_a_design_perf_is_reported_at_its_own_board(design):
     perf = model_design(design, "u280")
     text = report_html(perf)
     assert "on u280" in text and f"{perf.cycles:,}".replace(",", "\u2009") in text
+
+
+def test_an_exploration_reports_its_best_design_and_the_table(design):
+    ex = sd.explore(design, "u55c")
+    page = report_html(ex)
+    text = visible(page)
+    assert f"the best of {len(ex.tried)} designs" in text and 'href="#explored"' in page
+    for t in ex.tried:
+        assert t.label in text
+    assert f"{ex.best.cycles:,}".replace(",", "\u2009") in text
+    frag = perf_html(ex)
+    assert "exploration of" in frag and "<table>" in frag and "<svg" not in frag
+
+
+@pytest.fixture(scope="module")
+def tiny_llm():
+    from streamdsl.library.llm.config import tiny
+    from streamdsl.library.llm.perf import llm_perf
+
+    return llm_perf(tiny("llama"), prompt=4, gen=4)
+
+
+def test_an_llm_result_reports_ttft_tokens_rooflines_gaps_and_assumptions(tiny_llm):
+    lp = tiny_llm
+    page = report_html(lp)
+    text = visible(page)
+    assert f"{lp.ttft_s * 1e3:.2f} ms" in text and "tokens/s" in text
+    assert "HBM roofline" in text and "fp32 compute roofline" in text
+    assert all(a in text for a in lp.assumptions()) and all(g in text for g in lp.gaps())
+    assert "Decode layer design" in text and f"{lp.layers[0].decode.cycles:,}".replace(",", "\u2009") in text
+    assert sum(t == "img" for t, _ in tags(page)) == 2  # timeline of the decode layer, roofline of the model
+    frag = perf_html(lp)
+    assert "TTFT" in frag and "decode layer design" in frag and "<script" not in frag
+
+
+def test_llm_numbers_beside_another_layer_design_say_so(design, tiny_llm):
+    text = visible(report_html(design, llm=tiny_llm))
+    assert "TTFT" in text and "the design reported below is ffn as given" in text
+    with pytest.raises(ReportError, match="llm= takes an llm_perf"):
+        report_html(design, llm=design)
 
 
 def test_an_existing_folder_keeps_its_other_files(design, tmp_path):
