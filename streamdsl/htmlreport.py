@@ -278,10 +278,16 @@ def _pictures(page: Page, g, perf, roof) -> None:
     page.graph = Picture("graph", "Dataflow graph", svg=svg, alt="dataflow graph",
                          note="" if svg else "Graphviz (dot) is not installed: the graph is shown as text "
                          "(sh scripts/setup.sh installs it)", fallback="" if svg else str(g))
-    page.timeline = Picture("timeline", "Token-simulation timeline", png=_png_uri(viz.timeline_figure(perf)),
-                            alt="token-simulation timeline",
-                            note="simulated with the board's timing, as the latency above")
-    page.roofline = Picture("roofline", "Roofline", png=_png_uri(viz.roofline_figure(roof)), alt="roofline")
+    if perf.sim is None:  # model_design found a deadlock: say so where the timeline would be
+        page.timeline = Picture("timeline", "Token-simulation timeline", alt="token-simulation timeline",
+                                fallback="\n".join(p for p in perf.problems if "deadlock" in p) or "no simulation",
+                                note="the token simulator deadlocks at these FIFO depths: g.size_fifos() sizes them")
+    else:
+        page.timeline = Picture("timeline", "Token-simulation timeline", png=_png_uri(viz.timeline_figure(perf)),
+                                alt="token-simulation timeline",
+                                note="simulated with the board's timing, as the latency above")
+    if roof is not perf or perf.sim is not None:  # a deadlocked design has no run time to place
+        page.roofline = Picture("roofline", "Roofline", png=_png_uri(viz.roofline_figure(roof)), alt="roofline")
 
 
 def _design(page: Page, g, perf) -> None:
@@ -291,7 +297,8 @@ def _design(page: Page, g, perf) -> None:
 
     b, clock = perf.board, perf.clock_mhz
     page.cards += [
-        ("latency", f"{_num(perf.cycles)} cycles", f"{_us(perf.cycles, clock)} at {clock:g} MHz (token simulator)"),
+        ("latency", f"{_num(perf.cycles)} cycles" if perf.sim else "deadlock",
+         f"{_us(perf.cycles, clock)} at {clock:g} MHz (token simulator)" if perf.sim else "in the token simulator"),
         ("analytic estimate", f"{_num(perf.analytic)} cycles", "closed form, no FIFO limits"),
         ("DMA traffic", _bytes(perf.dma_bytes), f"per run, over {perf.channels_used} of {b.memory.channels} "
          f"{b.memory.kind} channels"),
@@ -452,6 +459,7 @@ def _resolve(target, board: str, loc):
     """(kind, dataflow schedule or None, perf or None, exploration or None, llm perf or None, kernel schedule or None)."""
     from .dataflow.dfschedule import DataflowSchedule
     from .dataflow.graph import DataflowFunction
+    from .ir.nodes import Kernel
     from .schedule.schedule import Schedule
 
     if isinstance(target, DataflowSchedule):
@@ -475,6 +483,8 @@ def _resolve(target, board: str, loc):
         return "exploration", target.best.schedule, target.best, target, None, None
     if isinstance(target, Schedule):
         return "kernel", None, None, None, None, target
+    if isinstance(target, Kernel):  # a Kernel IR (sd.parse_ir)
+        return "kernel", None, None, None, None, Schedule(target)
     if hasattr(target, "ir") and hasattr(target, "fn") and callable(target):  # a KernelFunction
         return "kernel", None, None, None, None, Schedule(target)
     what = type(target).__name__

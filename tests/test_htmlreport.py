@@ -196,6 +196,31 @@ def test_llm_numbers_beside_another_layer_design_say_so(design, tiny_llm):
         report_html(design, llm=design)
 
 
+def test_a_deadlocking_design_is_reported_with_its_deadlock(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("df_kernels", ROOT / "tests" / "dataflow" / "df_kernels.py")
+    dk = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dk)
+    g = sd.schedule(dk.bypass)  # relu -> relu_2 (needs all of a) -> add, and a bypass a -> add
+    g.fuse(*g.tasks())
+    for e in "xabc":
+        g.stream(g.edge(e), tile=(2, 8))
+    g.stream(g.edge("a"), tile=(8, 8), side=g.task("relu_2"))
+    g.size_fifos()
+    depth, _ = g.depth("a:add")
+    g.fifo(g.edge("a"), depth=depth - 1, consumer=g.task("add"))
+    text = visible(write_report(g, tmp_path, quiet=True).read_text())
+    assert "deadlock" in text and "'a:add' (full at depth" in text and "g.size_fifos() sizes them" in text
+
+
+def test_a_kernel_ir_is_reported_like_its_kernel():
+    k = sd.parse_ir("kernel twice(X: f32[4]) -> (f32[4]) {\n  alloc Y: f32[4] = 0.0:f32\n"
+                    "  for i in range(0:i32, 4:i32, 1) {\n    Y[i] = (X[i] * 2.0:f32)\n  }\n  return Y\n}\n")
+    text = visible(report_html(k))
+    assert "kernel twice(" in text and "twice.cpp" in text
+
+
 def test_an_existing_folder_keeps_its_other_files(design, tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     (tmp_path / "report.html").write_text("old")
@@ -366,6 +391,13 @@ def test_report_opens_in_headless_chromium_without_errors(design, tmp_path):
     dom = tags(got["dom"])
     assert any(t == "svg" for t, _ in dom) and sum(t == "img" for t, _ in dom) == 2
     assert shot.stat().st_size > 20_000
+
+
+def test_without_chromium_the_browser_test_fails_and_says_how_to_install_it(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    monkeypatch.setattr(os.path, "exists", lambda p: False)
+    with pytest.raises(pytest.fail.Exception, match="run `sh scripts/setup.sh test`"):
+        _chromium()
 
 
 if __name__ == "__main__":  # python tests/test_htmlreport.py OUT.html: a screenshot of any report, for a look
