@@ -386,7 +386,7 @@ def _kernel(page: Page, s, board: str) -> None:
 
     k = s.ir
     rep = estimate(k, board if board in BOARD_BUDGET else "u55c")
-    page.cards += [("latency", f"{_num(rep.cycles)} cycles", f"{rep.latency_us:.2f} \u00b5s at {rep.clock_mhz:g} MHz "
+    page.cards += [("latency", f"{_num(rep.cycles)} cycles", f"{_us(rep.cycles, rep.clock_mhz)} at {rep.clock_mhz:g} MHz "
                     "(cost model)"),
                    ("loops", str(len(rep.loops)), "pipelined: " + (", ".join(lp.var for lp in rep.loops
                                                                               if lp.ii is not None) or "none"))]
