@@ -30,6 +30,7 @@ paper's accelerator does only the decoder layers) and are excluded;
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from streamdsl.perf import board as get_board
@@ -50,7 +51,7 @@ def _map_config(cfg: Config, src_fn, dst_fn) -> Config:
     """The same per-block unroll factors on a layer of another size (tasks match in program order)."""
     src, dst = list(src_fn.graph.tasks), list(dst_fn.graph.tasks)
     pos = {n: i for i, n in enumerate(src)}
-    return Config(cfg.tile, cfg.reorder, tuple((dst[pos[n]], u) for n, u in cfg.unroll), cfg.fusion, cfg.prefetch)
+    return dataclasses.replace(cfg, unroll=tuple((dst[pos[n]], u) for n, u in cfg.unroll))
 
 
 def layer_macs(c: LLMConfig, context: int) -> int:

@@ -42,6 +42,7 @@ deadlock and without back-pressure on any kernel and the board holds it.
 """
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 from dataclasses import dataclass, field
@@ -131,9 +132,11 @@ def unroll_parallel(s: Schedule, u: int) -> int:
     First the nearest constant loop around the pipeline, by the largest
     divisor of its trips up to ``u`` (one unrolled loop per nest); what is left
     of ``u`` vectorises the pipelined loop itself (split, inner part
-    unrolled) when it carries no float accumulation.  Each nest gets a share
-    of ``u`` in proportion to its iterations (the largest nest all of it), so a
-    short epilogue is not widened as far as the main loop."""
+    unrolled) when it carries no float accumulation.  The nests of a kernel
+    run one after another, so the largest gets all of ``u`` and a nest of
+    ``w`` iterations ``u * sqrt(w / w_max)``: the lanes that minimise the sum
+    of the nests' times for the lanes spent (a short epilogue is not widened
+    as far as the main loop, nor left to dominate it)."""
     if u <= 1:
         return 1
     best = 1
@@ -142,7 +145,7 @@ def unroll_parallel(s: Schedule, u: int) -> int:
     work = {id(lp): math.prod([_trips(p) or 1 for p in parents] + [_trips(lp) or 1]) for lp, parents in nests}
     most = max(work.values(), default=1)
     for lp, parents in nests:
-        u_n = max(1, min(u, math.ceil(u * work[id(lp)] / most)))
+        u_n = max(1, min(u, math.ceil(u * math.sqrt(work[id(lp)] / most))))
         if any(p.var in seen or "unroll" in p.attrs for p in parents):
             f = max([seen.get(p.var, 1) for p in parents] + [int(p.attrs.get("unroll") or 1) for p in parents])
         else:
@@ -215,12 +218,16 @@ class Config:
     unroll: tuple[tuple[str, int], ...] = ()
     fusion: str = "all"  # "all" | "greedy" | "none"
     prefetch: bool = False  # weight FIFOs deep enough for their DMAs to run ahead of the kernels
+    chunk: int = 0  # with tile: stream intermediates' last dimension in pieces of this many elements (0: whole rows;
+    # inputs keep whole rows, as DMA tokens of a few bytes would waste the 512-bit ports)
 
     def factor(self, task: str) -> int:
         return dict(self.unroll).get(task, 1)
 
 
-def _default_tile(shape) -> tuple[int, ...]:
+def _default_tile(shape, chunk: int = 0) -> tuple[int, ...]:
+    if chunk and shape[-1] > chunk and shape[-1] % chunk == 0:
+        return (1,) * (len(shape) - 1) + (chunk,)
     return (1,) + tuple(shape[1:])
 
 
@@ -238,7 +245,7 @@ def build_design(fn: DataflowFunction, cfg: Config, base: DataflowSchedule | Non
                 g.stream(e, itensor=base.layout(e.name, c), side=g.task(c))
         elif cfg.tile and node.type.rank >= 2:
             try:
-                g.stream(e, tile=_default_tile(node.type.shape))
+                g.stream(e, tile=_default_tile(node.type.shape, 0 if node.is_input else cfg.chunk))
             except ScheduleError:
                 pass
     if cfg.fusion == "all":
@@ -388,7 +395,7 @@ def explore(target, board="u55c", budget: int | None = None, *, clock_mhz: float
         raise ExploreError(f"budget must be a positive integer (the sum of unroll factors), got {budget!r}",
                            caller_loc(), hint="budget=256, or leave it out to fill the board")
     fn, default_g, name = _target(target, t, kind)
-    pb = bar(total=(1 if base_config else 2) + checkpoints + (3 if fusion else 0), desc=f"explore {name}",
+    pb = bar(total=(1 if base_config else 2) + checkpoints + 1 + (3 if fusion else 0), desc=f"explore {name}",
              unit="design")
 
     def ev(*args, **kw) -> Tried:
@@ -490,9 +497,17 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
         tried.append(r)
         if r.perf is not None and r.perf.fits and (not best.perf.fits or r.perf.cycles < best.perf.cycles):
             best = r
+    if best.cfg.tile:  # finer stream tiles let a kernel start on the first piece of its producer's row
+        for chunk in (64,):
+            cfg = dataclasses.replace(best.cfg, chunk=chunk)
+            r = ev(fn, cfg, b, clock, bits, default_g, f"tile rows in {chunk}s", "tiling",
+                   f"last dimension streamed in pieces of {chunk}")
+            tried.append(r)
+            if r.perf is not None and r.perf.fits and r.perf.cycles < best.perf.cycles:
+                best = r
     if fusion:
         for mode in ("greedy", "none"):
-            cfg = Config(best.cfg.tile, best.cfg.reorder, best.cfg.unroll, mode)
+            cfg = dataclasses.replace(best.cfg, fusion=mode)
             label = "greedy fusion" if mode == "greedy" else "unfused"
             r = ev(fn, cfg, b, clock, bits, default_g, label, "fusion",
                          f"algorithm 2 under {0.9 * b.onchip_bytes / 2**20:.1f} MiB" if mode == "greedy"
@@ -503,7 +518,7 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
             if r.perf is not None and r.perf.fits and r.perf.cycles < best.perf.cycles:
                 best = r
     if fusion:  # resource allocation: FIFO memory for the weight DMAs to run ahead of their kernels
-        cfg = Config(best.cfg.tile, best.cfg.reorder, best.cfg.unroll, best.cfg.fusion, prefetch=True)
+        cfg = dataclasses.replace(best.cfg, prefetch=True)
         r = ev(fn, cfg, b, clock, bits, default_g, "prefetch weights", "resources",
                      "weight FIFOs at no-back-pressure depth instead of 2 tokens")
         if r.perf is not None:
