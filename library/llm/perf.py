@@ -197,6 +197,11 @@ class LLMPerf:
                        f"reaches {tps / self.fp32_roofline_tps * 100:.1f} % of it")
         return out
 
+    def _repr_html_(self) -> str:
+        from streamdsl.htmlreport import perf_html
+
+        return perf_html(self)
+
     def report(self) -> str:
         b = self.bytes_per_token()
         i8 = self.int8_roofline_tps

@@ -332,6 +332,11 @@ class Exploration:
     def __str__(self) -> str:
         return self.table()
 
+    def _repr_html_(self) -> str:
+        from ..htmlreport import perf_html
+
+        return perf_html(self)
+
 
 def _target(target, t: int, kind):
     """(dataflow function, default schedule or None, name)."""
