@@ -3,11 +3,14 @@
 ``llm_perf(config_or_model, board="u55c", prompt=32, gen=32, bits=W4A8)``
 explores the one-token decode layer of each layer kind (``sd.explore``),
 builds the prefill layer (``prompt`` tokens) with the same tiling and unroll
-factors (or explores it on its own with ``explore_prefill=True``), and composes the model as the paper's accelerator runs it: one
-fused layer accelerator re-invoked once per layer.
+factors (or explores it on its own with ``explore_prefill=True``), and
+composes the model as the paper's accelerator runs it: one fused layer
+accelerator re-invoked once per layer.
 
 * per-layer latency: the token simulator's cycles of the layer design;
-* TTFT = sum over layers of the prefill layer latency (prompt tokens at once);
+* TTFT = sum over layers of the prefill layer latency: the prompt at once, or
+  in chunks (each chunk a pass of the layer at t = chunk over the cache) when
+  the whole-prompt layer does not fit the board;
 * decode tokens/s = 1 / sum over layers of the decode layer latency, with the
   KV cache at its full ``prompt + gen`` positions (the cost model takes the
   attention loops at their largest bound, so every decode step is modeled
@@ -66,8 +69,12 @@ class LayerPerf:
     kind: str
     count: int
     decode: object  # DesignPerf
-    prefill: object  # DesignPerf
+    prefill: object  # DesignPerf of one prefill chunk
     exploration: object  # Exploration
+    chunk: int = 0  # tokens per prefill pass
+
+    def prefill_passes(self, prompt: int) -> int:
+        return -(-prompt // self.chunk)
 
 
 @dataclass
@@ -86,7 +93,7 @@ class LLMPerf:
 
     @property
     def ttft_s(self) -> float:
-        return sum(lp.count * lp.prefill.latency_s for lp in self.layers)
+        return sum(lp.count * lp.prefill_passes(self.prompt) * lp.prefill.latency_s for lp in self.layers)
 
     @property
     def decode_s(self) -> float:
@@ -152,7 +159,9 @@ class LLMPerf:
         out += [
             f"one fused layer accelerator re-invoked per layer ({self.config.layers} layers: " + ", ".join(
                 f"{lp.count} x {lp.kind}" for lp in self.layers) + "); layer-to-layer handoff through HBM, no overlap",
-            f"TTFT = prefill of {self.prompt} tokens through every layer; decode at a KV cache of "
+            f"TTFT = prefill of {self.prompt} tokens through every layer (" + ", ".join(
+                f"{lp.kind}: {lp.prefill_passes(self.prompt)} pass(es) of {lp.chunk} tokens" for lp in self.layers)
+            + "; a chunk's attention at the full cache bound); decode at a KV cache of "
             f"{self.prompt + self.gen} positions (worst case: attention loops at their largest bound)",
             "latency = TTFT + gen / decode tokens/s (the paper's definition)",
             "LM head, final norm and embedding on the host: not modeled (the head would add "
@@ -220,8 +229,8 @@ class LLMPerf:
         ]
         for lp in self.layers:
             lines.append(f"  {lp.count} x {lp.kind} layer: decode {lp.decode.cycles} cycles "
-                         f"({lp.decode.latency_s * 1e6:.1f} us), prefill {lp.prefill.cycles} cycles "
-                         f"({lp.prefill.latency_s * 1e3:.3f} ms); fits: decode {'yes' if lp.decode.fits else 'NO'}, "
+                         f"({lp.decode.latency_s * 1e6:.1f} us), prefill {lp.prefill_passes(self.prompt)} x "
+                         f"{lp.prefill.cycles} cycles ({lp.chunk} tokens, {lp.prefill.latency_s * 1e3:.3f} ms); fits: decode {'yes' if lp.decode.fits else 'NO'}, "
                          f"prefill {'yes' if lp.prefill.fits else 'NO: ' + '; '.join(lp.prefill.problems)}")
         lines.append("decode layer design:")
         from streamdsl.perf.report import resource_lines
@@ -239,10 +248,19 @@ class LLMPerf:
 
 
 def llm_perf(target, board="u55c", prompt: int = 32, gen: int = 32, bits: dict | None = W4A8,
-             clock_mhz: float | None = None, budget: int | None = None, explore_prefill: bool = False) -> LLMPerf:
-    """Explore and model ``target`` (an LLMConfig or an LLM) for ``[prompt:gen]`` on ``board``."""
+             clock_mhz: float | None = None, budget: int | None = None, explore_prefill: bool = False,
+             prefill_chunk: int | None = None) -> LLMPerf:
+    """Explore and model ``target`` (an LLMConfig or an LLM) for ``[prompt:gen]`` on ``board``.
+
+    ``prefill_chunk``: tokens per prefill pass (``m.prefill(ids[i:i + chunk], cache)``, the layer
+    dataflow at t = chunk); default: the whole prompt if its layer fits the board, else the largest
+    halving of it (down to 16) that fits."""
     if prompt < 1 or gen < 1:
         raise LLMError(f"prompt and gen must be positive, got {prompt} and {gen}", user_loc(), hint="e.g. prompt=32, gen=32")
+    if prefill_chunk is not None and (isinstance(prefill_chunk, bool) or not isinstance(prefill_chunk, int)
+                                      or prefill_chunk < 1):
+        raise LLMError(f"prefill_chunk must be a positive integer, got {prefill_chunk!r}", user_loc(),
+                       hint="e.g. prefill_chunk=64, or leave it out to pick the largest that fits")
     if isinstance(target, LLM):
         c, blocks = target.config, target.blocks
     elif isinstance(target, LLMConfig):
@@ -268,19 +286,32 @@ def llm_perf(target, board="u55c", prompt: int = 32, gen: int = 32, bits: dict |
         count = sum(1 for k in c.layer_types if k == kind)
         dec_fn = m.layer(1, kind).function
         ex = explore(m, b, budget, clock_mhz=clock_mhz, bits=None, t=1, kind=kind)
-        pre_fn = m.layer(prompt, kind).function
-        cfg = _map_config(ex.config, dec_fn, pre_fn)
-        pb = None
-        r = evaluate(pre_fn, cfg, b, clock_mhz, pb, label=f"prefill {prompt}")
-        if r.perf is None:
-            raise LLMError(f"the {prompt}-token prefill layer could not be built: {r.why}", user_loc())
-        pre = commit(r.perf, pb, cfg.prefetch) if r.perf.fits else r.perf
-        if explore_prefill:
-            try:
-                pre = explore(m, b, budget, clock_mhz=clock_mhz, t=prompt, kind=kind, fusion=False).best
-            except ExploreError:
-                pass  # no prefill design fits: keep the mapped one, whose problems are reported
-        out.layers.append(LayerPerf(kind, count, ex.best, pre, ex))
+        pre, chunk = None, prompt
+        for chunk in _chunks(prompt, prefill_chunk):
+            pre_fn = m.layer(chunk, kind).function
+            cfg = _map_config(ex.config, dec_fn, pre_fn)
+            r = evaluate(pre_fn, cfg, b, clock_mhz, None, label=f"prefill {chunk}")
+            if r.perf is None:
+                raise LLMError(f"the {chunk}-token prefill layer could not be built: {r.why}", user_loc())
+            pre = commit(r.perf, None, cfg.prefetch) if r.perf.fits else r.perf
+            if explore_prefill:
+                try:
+                    pre = explore(m, b, budget, clock_mhz=clock_mhz, t=chunk, kind=kind, fusion=False).best
+                except ExploreError:
+                    pass  # no prefill design fits: keep the mapped one, whose problems are reported
+            if pre.fits:
+                break
+        out.layers.append(LayerPerf(kind, count, ex.best, pre, ex, chunk))
+    return out
+
+
+def _chunks(prompt: int, chunk: int | None) -> list[int]:
+    """Prefill chunk sizes to try: ``chunk`` if given, else the whole prompt, then halves down to 16 tokens."""
+    if chunk is not None:
+        return [min(chunk, prompt)]
+    out = [prompt]
+    while out[-1] > 16:
+        out.append((out[-1] + 1) // 2)
     return out
 
 

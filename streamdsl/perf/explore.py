@@ -27,7 +27,7 @@ DataflowSchedule), the default design, and the table of every design tried.
    the lanes read are partitioned cyclically to match.
 2. **Fusion.**  Everything in one region, or the paper's greedy algorithm 2
    (``g.auto_fuse``) under the board's on-chip memory cap.
-3. **Resources.**  FIFO depths sized for the board timing (LP offsets and
+3. **Resources.**  Kernels' local arrays over 64 KiB bound to URAM; FIFO depths sized for the board timing (LP offsets and
    all-start-at-once peaks; FIFOs from a weight DMA into one kernel capped at
    2 tokens, since back-pressure there only slows the DMA), HBM channels per
    DMA, buffers bound to LUTRAM/BRAM/URAM by size and tasks placed on SLRs by
@@ -52,12 +52,13 @@ from ..dataflow.graph import DataflowFunction
 from ..errors import ScheduleError, StreamDSLError, caller_loc
 from ..progress import bar
 from ..ir.deps import accumulation, affine
-from ..ir.nodes import Assign, CallKernel, Const, For, If, Load, Store, walk
+from ..dataflow.layout import dtype_bits
+from ..ir.nodes import Alloc, Assign, CallKernel, Const, For, If, Load, Store, walk
 from ..types import FloatType
 from ..schedule.cost import BOARD_BUDGET, estimate
 from ..schedule.schedule import Schedule
 from .boards import RESOURCES, board as get_board
-from .model import DesignPerf, capped_fifos, model_design, model_tasks, size_depths
+from .model import BRAM_MAX_BYTES, DesignPerf, capped_fifos, model_design, model_tasks, size_depths
 
 DMA_FIFO_CAP = 2
 
@@ -202,12 +203,23 @@ def inline_calls(s: Schedule) -> None:
                 return  # a call that cannot be inlined stays a call (its loops as Vitis pipelines them)
 
 
+def bind_large_locals(s: Schedule) -> None:
+    """Bind local arrays over 64 KiB to URAM (288 Kb blocks), as the design model binds FIFOs by size."""
+    for n in (n for st in s.ir.body for n in walk(st)):
+        if isinstance(n, Alloc) and "bind" not in n.attrs:
+            bits = n.type.size * dtype_bits(n.type.dtype)
+            if bits > 8 * BRAM_MAX_BYTES:
+                s.bind(s.buffer(n.name), "uram")
+
+
 def apply_recipe(s: Schedule, reorder: bool, u: int) -> int:
     inline_calls(s)
     if reorder:
         reorder_for_streams(s)
     pipeline_innermost(s)
-    return unroll_parallel(s, u)
+    got = unroll_parallel(s, u)
+    bind_large_locals(s)
+    return got
 
 
 # ------------------------------------------------------------------ designs
