@@ -153,3 +153,20 @@ def test_llm_perf_tiny():
     assert "W4A8 accelerator as built" in text and "HBM roofline" in text
     for a in p.assumptions():
         assert a in text
+
+
+def test_llm_perf_prefill_in_chunks():
+    from streamdsl.library.llm.config import tiny
+    from streamdsl.library.llm.perf import W4A8, llm_perf
+
+    c = tiny("llama")
+    whole = llm_perf(c, "u55c", prompt=8, gen=2, bits=W4A8)
+    assert whole.layers[0].chunk == 8 and whole.layers[0].prefill_passes(8) == 1
+    p = llm_perf(c, "u55c", prompt=8, gen=2, bits=W4A8, prefill_chunk=4)
+    lp = p.layers[0]
+    assert lp.chunk == 4 and lp.prefill_passes(8) == 2
+    assert math.isclose(p.ttft_s, sum(x.count * 2 * x.prefill.latency_s for x in p.layers))
+    assert "2 pass(es) of 4 tokens" in p.report()
+    with pytest.raises(Exception) as ei:
+        llm_perf(c, "u55c", prompt=8, gen=2, bits=W4A8, prefill_chunk=0)
+    assert "prefill_chunk must be a positive integer" in str(ei.value) and "test_perf.py" in str(ei.value)
