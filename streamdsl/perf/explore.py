@@ -230,16 +230,12 @@ class Config:
     unroll: tuple[tuple[str, int], ...] = ()
     fusion: str = "all"  # "all" | "greedy" | "none"
     prefetch: bool = False  # weight FIFOs deep enough for their DMAs to run ahead of the kernels
-    chunk: int = 0  # with tile: stream intermediates' last dimension in pieces of this many elements (0: whole rows;
-    # inputs keep whole rows, as DMA tokens of a few bytes would waste the 512-bit ports)
 
     def factor(self, task: str) -> int:
         return dict(self.unroll).get(task, 1)
 
 
-def _default_tile(shape, chunk: int = 0) -> tuple[int, ...]:
-    if chunk and shape[-1] > chunk and shape[-1] % chunk == 0:
-        return (1,) * (len(shape) - 1) + (chunk,)
+def _default_tile(shape) -> tuple[int, ...]:
     return (1,) + tuple(shape[1:])
 
 
@@ -257,7 +253,7 @@ def build_design(fn: DataflowFunction, cfg: Config, base: DataflowSchedule | Non
                 g.stream(e, itensor=base.layout(e.name, c), side=g.task(c))
         elif cfg.tile and node.type.rank >= 2:
             try:
-                g.stream(e, tile=_default_tile(node.type.shape, 0 if node.is_input else cfg.chunk))
+                g.stream(e, tile=_default_tile(node.type.shape))
             except ScheduleError:
                 pass
     if cfg.fusion == "all":
@@ -412,7 +408,7 @@ def explore(target, board="u55c", budget: int | None = None, *, clock_mhz: float
         raise ExploreError(f"budget must be a positive integer (the sum of unroll factors), got {budget!r}",
                            caller_loc(), hint="budget=256, or leave it out to fill the board")
     fn, default_g, name = _target(target, t, kind)
-    pb = bar(total=(1 if base_config else 2) + checkpoints + 1 + (3 if fusion else 0), desc=f"explore {name}",
+    pb = bar(total=(1 if base_config else 2) + checkpoints + (3 if fusion else 0), desc=f"explore {name}",
              unit="design")
 
     def ev(*args, **kw) -> Tried:
@@ -514,14 +510,6 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
         tried.append(r)
         if r.perf is not None and r.perf.fits and (not best.perf.fits or r.perf.cycles < best.perf.cycles):
             best = r
-    if best.cfg.tile:  # finer stream tiles let a kernel start on the first piece of its producer's row
-        for chunk in (64,):
-            cfg = dataclasses.replace(best.cfg, chunk=chunk)
-            r = ev(fn, cfg, b, clock, bits, default_g, f"tile rows in {chunk}s", "tiling",
-                   f"last dimension streamed in pieces of {chunk}")
-            tried.append(r)
-            if r.perf is not None and r.perf.fits and r.perf.cycles < best.perf.cycles:
-                best = r
     if fusion:
         for mode in ("greedy", "none"):
             cfg = dataclasses.replace(best.cfg, fusion=mode)
