@@ -56,6 +56,7 @@ for name in MODELS:
     print(f"  {name:<14} t=32: streamed {streamed / 2**10:9.1f} KiB vs whole ping-pong buffers {whole / 2**10:9.1f} KiB "
           f"= {100 * streamed / whole:6.1f} %")
 print("  (streamed: FIFOs at their sized depths + ping-pong converters between kernels of the region; unfused: each "
-      "intermediate a whole ping-pong array. The library streams rows of 1 x hidden, so FIFOs hold whole rows.)")
+      "intermediate a whole ping-pong array. The library streams activations by token row and per-head tensors "
+      "and KV caches by head, so a FIFO holds whole rows or heads.)")
 print("\nfull report of the last GPT-2 design:")
 print(llm_perf(preset("gpt2-medium"), "u55c", 32, 32, W4A8).report() if "--report" in sys.argv else "(pass --report)")

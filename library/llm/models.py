@@ -116,6 +116,8 @@ class LLM:
                 ty = g.graph.edges[e.name].type
                 if ty.rank == 2 and ty.shape[0] == t:  # the residual stream and per-token activations
                     g.stream(e, tile=(1, ty.shape[1]))
+                elif ty.rank == 3:  # per-head tensors and KV caches: one head at a time
+                    g.stream(e, tile=(1,) + ty.shape[1:])
             g.fuse(*g.tasks())
             g.size_fifos()
             self._schedules[key] = g
