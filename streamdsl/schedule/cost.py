@@ -168,7 +168,11 @@ class _Model:
             ops.append((name, t, widths))
             return op_latency(name, t, self.clock) + max(self.expr(c, ops) for c in kids)
         if isinstance(e, Cast):
-            ops.append(("cast", e.operand.dtype, None))
+            src = e.operand.dtype
+            widening = (isinstance(src, (IntType, FixedType)) and isinstance(e.dtype, (IntType, FixedType))
+                        and _bits(e.dtype) >= _bits(src))
+            if not widening:  # sign or zero extension of an integer is wiring
+                ops.append(("cast", src, None))
             return op_latency("cast", e.operand.dtype, self.clock) + self.expr(e.operand, ops)
         if isinstance(e, Select):
             return 1 + max(self.expr(x, ops) for x in (e.cond, e.then, e.orelse))
