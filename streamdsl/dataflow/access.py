@@ -31,6 +31,13 @@ of the task (:mod:`.lower`), so both agree on when every token moves.
 Boxes are over-approximations (the bounding box of a step's accesses; a
 branch counts as taken), so a token may be read earlier or written later
 than strictly necessary, never the other way round.
+
+What is defined step by step is computed for all steps of a top-level loop
+at once: its body is walked once with the loop variable as the array of
+every step's value (:func:`_vinterval`), and the tokens a box meets are a
+box of the layout's iteration indices (:func:`_digit_ranges`), so no token
+is tested against every step.  A weight streamed row by row gives thousands
+of steps; walking the body once per step was most of a design's lowering.
 """
 from __future__ import annotations
 
@@ -97,13 +104,86 @@ def loop_range(s: For, env: dict[str, Interval]) -> Interval | None:
     return (hi[0] + 1, lo[1]) if lo[1] >= hi[0] + 1 else None
 
 
+# ------------------------------------------------------------------ all steps of a statement at once
+# The steps of one top-level loop walk the same statements with only the loop variable changing, so
+# they are evaluated together: an interval is ``(lo, hi, known)`` of NumPy arrays with one entry per
+# step (or scalars, broadcast), ``known`` False where :func:`interval` would give None (None itself:
+# unknown at every step).  Entry ``s`` of every result is what the scalar functions give at step
+# ``s`` (tests/dataflow/test_access_tables.py checks it against the step-by-step walk).
+VInterval = tuple  # (lo, hi, known)
+
+
+def _vinterval(e, env: dict[str, VInterval]) -> VInterval | None:
+    """:func:`interval` at every step at once."""
+    if isinstance(e, Const):
+        if isinstance(e.value, bool) or not float(e.value).is_integer():
+            return None
+        v = int(e.value)
+        return v, v, True
+    if isinstance(e, Var):
+        return env.get(e.name)
+    if isinstance(e, Cast):
+        return _vinterval(e.operand, env)
+    if isinstance(e, UnaryOp) and e.op == "neg":
+        x = _vinterval(e.operand, env)
+        return None if x is None else (-x[1], -x[0], x[2])
+    if isinstance(e, BinOp):
+        a, b = _vinterval(e.lhs, env), _vinterval(e.rhs, env)
+        if a is None or b is None:
+            return None
+        known = a[2] & b[2]
+        if e.op == "add":
+            return a[0] + b[0], a[1] + b[1], known
+        if e.op == "sub":
+            return a[0] - b[1], a[1] - b[0], known
+        if e.op == "mul":
+            p = (a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1])
+            return (np.minimum(np.minimum(p[0], p[1]), np.minimum(p[2], p[3])),
+                    np.maximum(np.maximum(p[0], p[1]), np.maximum(p[2], p[3])), known)
+        if e.op in ("floordiv", "mod"):
+            const = (b[0] == b[1]) & (b[0] > 0)  # a known positive divisor; elsewhere unknown
+            if not np.any(const):
+                return None
+            c = np.where(const, b[0], 1)
+            known = known & const
+            if e.op == "floordiv":
+                return a[0] // c, a[1] // c, known
+            same = a[0] // c == a[1] // c
+            return np.where(same, a[0] % c, 0), np.where(same, a[1] % c, c - 1), known
+        if e.op in ("min", "max"):
+            f = np.minimum if e.op == "min" else np.maximum
+            return f(a[0], b[0]), f(a[1], b[1]), known
+        return None
+    if isinstance(e, Select):
+        a, b = _vinterval(e.then, env), _vinterval(e.orelse, env)
+        if a is None or b is None:
+            return None
+        return np.minimum(a[0], b[0]), np.maximum(a[1], b[1]), a[2] & b[2]
+    return None
+
+
+def _vloop_range(s: For, env: dict[str, VInterval]) -> VInterval | None:
+    """:func:`loop_range` at every step at once (unknown where the range is unknown or empty)."""
+    lo, hi = _vinterval(s.start, env), _vinterval(s.stop, env)
+    if lo is None or hi is None:
+        return None
+    first, last = (lo[0], hi[1] - 1) if s.step > 0 else (hi[0] + 1, lo[1])
+    known = lo[2] & hi[2] & (last >= first)
+    return (first, last, known) if np.any(known) else None
+
+
 class _Boxes:
-    """Bounding boxes of the reads and writes of one step, per tensor of interest."""
+    """Bounding boxes of the reads and writes of ``n`` steps, per tensor of interest.
+
+    A box is a list of ``[lo, hi]`` per dim, each an array of ``n`` (or a scalar, broadcast).
+    Which tensors a statement touches does not depend on the step (both branches of an
+    ``if`` count, a loop's body counts even when its range is empty), so a tensor is
+    touched at all ``n`` steps or at none."""
 
     def __init__(self, shapes: dict[str, tuple[int, ...]]):
         self.shapes = shapes
-        self.reads: dict[str, list[list[int]]] = {}
-        self.writes: dict[str, list[list[int]]] = {}
+        self.reads: dict[str, list[list]] = {}
+        self.writes: dict[str, list[list]] = {}
 
     def touch(self, table, name: str, idx, env) -> None:
         shape = self.shapes.get(name)
@@ -112,15 +192,16 @@ class _Boxes:
         box = [[0, n - 1] for n in shape]
         if idx is not None:
             for d, i in enumerate(idx):
-                iv = interval(i, env)
+                iv = _vinterval(i, env)
                 if iv is not None:
-                    box[d] = [max(0, iv[0]), min(shape[d] - 1, iv[1])]
+                    top = shape[d] - 1
+                    box[d] = [np.where(iv[2], np.maximum(0, iv[0]), 0), np.where(iv[2], np.minimum(top, iv[1]), top)]
         cur = table.get(name)
         if cur is None:
             table[name] = box
         else:
             for c, b in zip(cur, box):
-                c[0], c[1] = min(c[0], b[0]), max(c[1], b[1])
+                c[0], c[1] = np.minimum(c[0], b[0]), np.maximum(c[1], b[1])
 
     def expr(self, e, env) -> None:
         for n in walk(e):
@@ -138,7 +219,7 @@ class _Boxes:
             self.expr(s.start, env)
             self.expr(s.stop, env)
             inner = dict(env)
-            r = loop_range(s, env)
+            r = _vloop_range(s, env)
             if r is None:
                 inner.pop(s.var, None)
             else:
@@ -279,17 +360,58 @@ class StepTables:
         return f"{what}: {verb} {t} token(s) at {len(b)} of {self.num_steps} steps, up to {max(b)} at once"
 
 
-def _token_boxes(it: ITensor) -> tuple[np.ndarray, np.ndarray]:
-    off = np.array(it.offsets(), dtype=np.int64).reshape(it.num_tokens, len(it.element))
-    return off, off + np.array(it.element, dtype=np.int64) - 1
+def _step_boxes(k: Kernel, st: list[Step], shapes: dict[str, tuple[int, ...]]):
+    """Per tensor of ``shapes``: its read and written boxes at every step, as ``(steps, rank, 2)`` arrays and
+    ``(steps,)`` flags (does the step read / write it at all)."""
+    reads = {n: (np.zeros((len(st), len(s), 2), dtype=np.int64), np.zeros(len(st), dtype=bool)) for n, s in shapes.items()}
+    writes = {n: (np.zeros((len(st), len(s), 2), dtype=np.int64), np.zeros(len(st), dtype=bool)) for n, s in shapes.items()}
+    first = 0
+    while first < len(st):
+        last = first
+        while last + 1 < len(st) and st[last + 1].stmt == st[first].stmt:
+            last += 1
+        stmt = k.body[st[first].stmt]
+        bx = _Boxes(shapes)
+        if st[first].value is None:  # one step: the whole statement
+            bx.stmt(stmt, {})
+        else:  # the steps of one top-level loop, one iteration each
+            values = np.array([s.value for s in st[first:last + 1]], dtype=np.int64)
+            bx.expr(stmt.start, {})
+            bx.expr(stmt.stop, {})
+            bx.stmts(stmt.body, {stmt.var: (values, values, True)})
+        for table, out in ((bx.reads, reads), (bx.writes, writes)):
+            for name, box in table.items():
+                arr, valid = out[name]
+                for d, (lo, hi) in enumerate(box):
+                    arr[first:last + 1, d, 0] = lo
+                    arr[first:last + 1, d, 1] = hi
+                valid[first:last + 1] = True
+        first = last + 1
+    return reads, writes
 
 
-def _meets(step_boxes: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """(steps, tokens) booleans: does step s's box meet token p's tile? (one dim at a time: no 3-D temporaries)"""
-    out = np.ones((step_boxes.shape[0], lo.shape[0]), dtype=bool)
-    for d in range(lo.shape[1]):
-        out &= step_boxes[:, None, d, 0] <= hi[None, :, d]
-        out &= lo[None, :, d] <= step_boxes[:, None, d, 1]
+def _digit_ranges(it: ITensor, box: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per step and iteration dim of ``it``: the range ``[lo, hi]`` of that dim's index over the tokens whose
+    tile meets the step's box (``box``: ``(steps, rank, 2)``); iteration dims no data dim uses are free.
+
+    Tile ``j`` of data dim ``k`` covers ``[j * step, j * step + element - 1]``, so it meets ``[b0, b1]``
+    exactly when ``ceil((b0 - element + 1) / step) <= j <= floor(b1 / step)``: the tokens meeting a box are
+    a box of iteration indices."""
+    n = box.shape[0]
+    lo = np.zeros((n, len(it.trips)), dtype=np.int64)
+    hi = np.tile(np.array(it.trips, dtype=np.int64) - 1, (n, 1))
+    for k, d in enumerate(it.map):
+        st, e = it.steps[d], it.element[k]
+        lo[:, d] = np.maximum(lo[:, d], -((e - 1 - box[:, k, 0]) // st))
+        hi[:, d] = np.minimum(hi[:, d], box[:, k, 1] // st)
+    return lo, hi
+
+
+def _strides(it: ITensor) -> np.ndarray:
+    """Stream position of one step of each iteration dim (token order is lexicographic, outermost first)."""
+    out = np.ones(len(it.trips), dtype=np.int64)
+    for d in range(len(it.trips) - 2, -1, -1):
+        out[d] = out[d + 1] * it.trips[d + 1]
     return out
 
 
@@ -298,49 +420,27 @@ def step_tables(k: Kernel, inputs: dict[str, ITensor], results: dict[str, ITenso
     (returned local name -> layout)."""
     st = steps(k)
     shapes = {n: it.tensor_shape for n, it in {**inputs, **results}.items()}
-    per_step: list[_Boxes] = []
-    for s in st:
-        bx = _Boxes(shapes)
-        stmt = k.body[s.stmt]
-        if s.value is None:
-            bx.stmt(stmt, {})
-        else:
-            env = {stmt.var: (s.value, s.value)}
-            bx.expr(stmt.start, {})
-            bx.expr(stmt.stop, {})
-            bx.stmts(stmt.body, env)
-        per_step.append(bx)
-
-    def boxes(name: str, kind: str) -> tuple[np.ndarray, np.ndarray]:
-        rank = len(shapes[name])
-        arr = np.zeros((len(st), rank, 2), dtype=np.int64)
-        valid = np.zeros(len(st), dtype=bool)
-        for n, bx in enumerate(per_step):
-            b = (bx.reads if kind == "r" else bx.writes).get(name)
-            if b is not None:
-                arr[n] = b
-                valid[n] = True
-        return arr, valid
-
+    reads, writes = _step_boxes(k, st, shapes)
     need: dict[str, tuple[int, ...]] = {}
     done: dict[str, tuple[int, ...]] = {}
     tokens: dict[str, int] = {}
     for name, it in inputs.items():
-        lo, hi = _token_boxes(it)
         tokens[name] = it.num_tokens
-        _, first = np.unique(lo, axis=0, return_index=True)
-        is_first = np.zeros(len(lo), dtype=bool)
-        is_first[first] = True
-        arr, valid = boxes(name, "r")
-        meets = _meets(arr, lo, hi) & valid[:, None] & is_first[None, :]
-        last_needed = np.where(meets.any(axis=1), meets.shape[1] - np.argmax(meets[:, ::-1], axis=1), 0)
-        need[name] = tuple(int(x) for x in np.maximum.accumulate(last_needed))
+        arr, valid = reads[name]
+        lo, hi = _digit_ranges(it, arr)
+        replay = [d for d in range(len(it.trips)) if d not in it.map]
+        hi[:, replay] = 0  # a replayed token is never needed: only the first of each tile (index 0 there) counts
+        meets = valid & (lo <= hi).all(axis=1)
+        # the last token needed is the one with every index at the top of its range (positions grow with each)
+        last_needed = np.where(meets, hi @ _strides(it) + 1, 0)
+        need[name] = tuple(np.maximum.accumulate(last_needed).tolist())
     for name, it in results.items():
-        lo, hi = _token_boxes(it)
         tokens[name] = it.num_tokens
-        arr, valid = boxes(name, "w")
-        meets = _meets(arr, lo, hi) & valid[:, None]
-        last_write = np.where(meets.any(axis=0), meets.shape[0] - 1 - np.argmax(meets[::-1], axis=0), 0)
-        ready = np.maximum.accumulate(last_write)  # token j may leave after step ready[j]
-        done[name] = tuple(int(x) for x in np.searchsorted(ready, np.arange(len(st)), side="right"))
+        arr, valid = writes[name]
+        lo, hi = _digit_ranges(it, arr)
+        last_write = np.full(it.trips, -1, dtype=np.int64)
+        for s in np.flatnonzero(valid & (lo <= hi).all(axis=1)):  # in step order: the last step to write a token wins
+            last_write[tuple(slice(a, b + 1) for a, b in zip(lo[s], hi[s]))] = s
+        ready = np.maximum.accumulate(np.maximum(last_write.reshape(-1), 0))  # token j may leave after step ready[j]
+        done[name] = tuple(np.searchsorted(ready, np.arange(len(st)), side="right").tolist())
     return StepTables(tuple(st), need, done, tokens)
