@@ -291,6 +291,9 @@ def llm_perf(target, board="u55c", prompt: int = 32, gen: int = 32, bits: dict |
             pre_fn = m.layer(chunk, kind).function
             cfg = _map_config(ex.config, dec_fn, pre_fn)
             r = evaluate(pre_fn, cfg, b, clock_mhz, None, label=f"prefill {chunk}")
+            if r.perf is not None and not r.perf.fits and cfg.prefetch:  # weight FIFOs may be what overfills it
+                cfg = dataclasses.replace(cfg, prefetch=False)
+                r = evaluate(pre_fn, cfg, b, clock_mhz, None, label=f"prefill {chunk}")
             if r.perf is None:
                 raise LLMError(f"the {chunk}-token prefill layer could not be built: {r.why}", user_loc())
             pre = commit(r.perf, None, cfg.prefetch) if r.perf.fits else r.perf
