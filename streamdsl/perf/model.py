@@ -331,6 +331,11 @@ class DesignPerf:
 
         return design_report(self)
 
+    def _repr_html_(self) -> str:
+        from ..htmlreport import perf_html
+
+        return perf_html(self)
+
     def __str__(self) -> str:
         fit = "fits" if self.fits else "does NOT fit: " + "; ".join(self.problems)
         return (f"<DesignPerf {self.name} on {self.board.name} @ {self.clock_mhz:g} MHz: {self.cycles} cycles = "
