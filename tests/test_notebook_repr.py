@@ -107,3 +107,16 @@ def test_perf_html_of_a_design(design):
 def test_perf_html_of_anything_else_is_its_escaped_repr():
     assert perf_html(3) == "<pre>3</pre>"
     assert perf_html("<b>") == "<pre>&#x27;&lt;b&gt;&#x27;</pre>"
+
+
+def test_perf_objects_render_in_notebooks(design):
+    from streamdsl.library.llm.config import tiny
+    from streamdsl.library.llm.perf import W4A8, llm_perf
+    from streamdsl.perf import explore
+
+    p = model_design(design, "u55c")
+    assert p._repr_html_() == perf_html(p)
+    ex = explore(design, "u55c", fusion=False)
+    assert ex._repr_html_() == perf_html(ex)
+    lp = llm_perf(tiny("llama"), "u55c", prompt=4, gen=2, bits=W4A8)
+    assert lp._repr_html_() == perf_html(lp) and "tokens/s" in lp._repr_html_()
