@@ -29,11 +29,18 @@ How each part is modeled:
   (:func:`bind_memory`).  The whole-tensor task copies of the emitted HLS
   (``g.task_buffer_bytes()``) are printed apart and *not* counted (as in the
   paper's model; see docs/architecture.md "Not built yet").
-* **SLRs**: :func:`partition_slrs` (``scipy.optimize.milp``).
+* **SLRs**: :func:`partition_slrs` (``scipy.optimize.milp``), optimal to HiGHS's
+  relative gap of 1e-4 (``DesignPerf.slr_optimal`` is False if its time limit
+  stopped it first).  Whether any assignment fits is decided when the design is
+  modeled (:func:`feasible_assignment`, exact); the optimal one is solved when
+  first read (``slr_use``, ``crossing_bytes``, ``NodePerf.slr``), since an
+  exploration models many designs and reports the placement of one.
 """
 from __future__ import annotations
 
+import functools
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -164,8 +171,22 @@ def analytic_cycles(tasks: list[Task], edges: list[Edge]) -> int:
 
 
 # ------------------------------------------------------------------ SLR partition
+def _interchangeable(b: Board, pinned: dict[str, int]) -> list[list[int]]:
+    """Groups of SLRs that any assignment may relabel among themselves without changing anything:
+    equal capacities, not the memory's SLR, no node pinned there."""
+    groups: dict[tuple, list[int]] = {}
+    for s, cap in enumerate(b.slrs):
+        if s != b.memory_slr and s not in set(pinned.values()):
+            groups.setdefault(tuple(cap[r] for r in RESOURCES), []).append(s)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+_PARTITIONS: "OrderedDict[tuple, tuple]" = OrderedDict()
+
+
 def partition_slrs(nodes: dict[str, dict[str, int]], links: list[tuple[str, str, int]], b: Board,
-                   pinned: dict[str, int] | None = None, util: float = 1.0, time_limit: float = 10.0):
+                   pinned: dict[str, int] | None = None, util: float = 1.0, time_limit: float | None = 60.0,
+                   status: dict | None = None):
     """Assign nodes to SLRs by an ILP (``scipy.optimize.milp``, HiGHS).
 
     ``nodes``: resources per node; ``links``: (src, dst, bytes) between nodes;
@@ -175,15 +196,42 @@ def partition_slrs(nodes: dict[str, dict[str, int]], links: list[tuple[str, str,
     crossing SLR boundaries (over all bytes) + the largest per-SLR DSP
     fraction (balance).  Returns ({node: slr}, crossing bytes) or None when
     no assignment fits.
+
+    The assignment is optimal to HiGHS's relative MIP gap (1e-4 of the
+    objective) unless HiGHS stops at ``time_limit`` seconds first (then it is
+    the best assignment found, still within capacity); ``status``, if given,
+    receives ``optimal`` (bool) and ``gap``.  SLRs that are copies of each
+    other (the U55C's SLR1 and SLR2: same capacities, no memory) are ordered
+    by the first node each holds, which removes the relabelled copies of
+    every assignment from the search and leaves its optimum unchanged.
+    Results are remembered per input.
     """
+    pinned = dict(pinned or {})
+    key = (tuple((n, tuple(sorted(r.items()))) for n, r in nodes.items()), tuple(links), b.name,
+           tuple(sorted(pinned.items())), util, time_limit)
+    hit = _PARTITIONS.get(key)
+    if hit is None:
+        hit = _solve_partition(nodes, links, b, pinned, util, time_limit)
+        _PARTITIONS[key] = hit
+        if len(_PARTITIONS) > 64:
+            _PARTITIONS.popitem(last=False)
+    else:
+        _PARTITIONS.move_to_end(key)
+    result, st = hit
+    if status is not None:
+        status.update(st)
+    return None if result is None else (dict(result[0]), result[1])
+
+
+def _solve_partition(nodes, links, b: Board, pinned: dict[str, int], util: float, time_limit: float | None):
     from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import lil_matrix
+    from scipy.sparse import coo_matrix
 
     S = len(b.slrs)
     names = list(nodes)
     if S == 1:
         fits = all(sum(nodes[n][r] for n in names) <= util * b.slrs[0][r] for r in RESOURCES)
-        return ({n: 0 for n in names}, 0) if fits else None
+        return (({n: 0 for n in names}, 0) if fits else None), {"optimal": True, "gap": 0.0}
     idx = {n: i for i, n in enumerate(names)}
     links = [(u, v, w) for u, v, w in links if (u in idx or u == "@memory") and (v in idx or v == "@memory") and u != v]
     nx, ny = len(names) * S, len(links) * S
@@ -197,62 +245,181 @@ def partition_slrs(nodes: dict[str, dict[str, int]], links: list[tuple[str, str,
         for s in range(S):
             c[Y(e, s)] = SLR_CROSSING_WEIGHT * 0.5 * w / total_bytes
     c[Z] = 1.0
-    rows = len(names) + S * len(RESOURCES) + 2 * ny + S
-    A = lil_matrix((rows, nv))
-    lo, hi = np.full(rows, -np.inf), np.zeros(rows)
-    r = 0
+    rows, cols, vals, lo, hi = [], [], [], [], []
+
+    def row(entries, low, high) -> None:
+        r = len(lo)
+        for col, v in entries:
+            rows.append(r)
+            cols.append(col)
+            vals.append(v)
+        lo.append(low)
+        hi.append(high)
+
     for n in names:  # one SLR each
-        for s in range(S):
-            A[r, X(n, s)] = 1
-        lo[r] = hi[r] = 1
-        r += 1
+        row([(X(n, s), 1.0) for s in range(S)], 1.0, 1.0)
     for s in range(S):  # capacity
         for res in RESOURCES:
-            for n in names:
-                if nodes[n][res]:
-                    A[r, X(n, s)] = nodes[n][res]
-            hi[r] = util * b.slrs[s][res]
-            r += 1
+            row([(X(n, s), nodes[n][res]) for n in names if nodes[n][res]], -np.inf, util * b.slrs[s][res])
     mem = b.memory_slr
     for e, (u, v, _) in enumerate(links):  # y >= |x_u - x_v|
         for s in range(S):
             for sign in (1, -1):
-                A[r, Y(e, s)] = -1
-                const = 0.0
+                entries, const = [(Y(e, s), -1.0)], 0.0
                 for node, k in ((u, sign), (v, -sign)):
                     if node == "@memory":
                         const += k * (1.0 if s == mem else 0.0)
                     else:
-                        A[r, X(node, s)] += k
-                hi[r] = -const
-                r += 1
+                        entries.append((X(node, s), float(k)))
+                row(entries, -np.inf, -const)
     for s in range(S):  # z >= DSP fraction of SLR s
         cap = max(1, b.slrs[s]["dsp"])
-        for n in names:
-            if nodes[n]["dsp"]:
-                A[r, X(n, s)] = nodes[n]["dsp"] / cap
-        A[r, Z] = -1
-        r += 1
+        row([(X(n, s), nodes[n]["dsp"] / cap) for n in names if nodes[n]["dsp"]] + [(Z, -1.0)], -np.inf, 0.0)
+    for group in _interchangeable(b, pinned):  # node i on the later SLR only if an earlier node is on the former
+        for a, later in zip(group, group[1:]):
+            for i, n in enumerate(names):
+                row([(X(n, later), 1.0)] + [(X(m, a), -1.0) for m in names[:i]], -np.inf, 0.0)
+    A = coo_matrix((vals, (rows, cols)), shape=(len(lo), nv)).tocsr()
     integrality = np.zeros(nv)
     integrality[:nx] = 1
     lb, ub = np.zeros(nv), np.ones(nv)
     ub[Z] = np.inf
-    for n, s in (pinned or {}).items():
+    for n, s in pinned.items():
         if n in idx:
             for k in range(S):
                 ub[X(n, k)] = lb[X(n, k)] = 1.0 if k == s else 0.0
-    res = milp(c, constraints=LinearConstraint(A.tocsr(), lo, hi), integrality=integrality, bounds=Bounds(lb, ub),
-               options={"time_limit": time_limit})
+    options = {} if time_limit is None else {"time_limit": time_limit}
+    res = milp(c, constraints=LinearConstraint(A, np.array(lo), np.array(hi)), integrality=integrality,
+               bounds=Bounds(lb, ub), options=options)
+    status = {"optimal": res.status == 0, "gap": float(getattr(res, "mip_gap", 0.0) or 0.0)}
     if res.x is None:
-        return None
+        return None, status
     x = res.x
     where = {n: int(np.argmax([x[X(n, s)] for s in range(S)])) for n in names}
-    crossing = 0
-    for u, v, w in links:
-        su = mem if u == "@memory" else where[u]
-        sv = mem if v == "@memory" else where[v]
-        crossing += w if su != sv else 0
-    return where, crossing
+    return (where, _crossing(where, links, b)), status
+
+
+def _crossing(where: dict[str, int], links, b: Board) -> int:
+    at = lambda n: b.memory_slr if n == "@memory" else where.get(n)  # noqa: E731
+    return sum(w for u, v, w in links if u != v and at(u) is not None and at(v) is not None and at(u) != at(v))
+
+
+def feasible_assignment(nodes: dict[str, dict[str, int]], b: Board, pinned: dict[str, int] | None = None,
+                        util: float = 1.0) -> dict[str, int] | None:
+    """An assignment of ``nodes`` to SLRs within capacity, or None when none exists (exactly when
+    :func:`partition_slrs` returns None).
+
+    Usually instant: a total over the board's capacity cannot fit; what
+    first-fit decreasing finds fits; only when both fail does the question go
+    to the MILP without an objective (HiGHS stops at its first assignment or
+    proves there is none)."""
+    pinned = {n: s for n, s in (pinned or {}).items() if n in nodes}
+    S = len(b.slrs)
+    cap = [{r: util * sl[r] for r in RESOURCES} for sl in b.slrs]
+    if any(sum(nodes[n][r] for n in nodes) > sum(c[r] for c in cap) for r in RESOURCES):
+        return None
+    left = [dict(c) for c in cap]
+    where: dict[str, int] = {}
+
+    def place(n: str, s: int) -> bool:
+        if all(nodes[n][r] <= left[s][r] for r in RESOURCES):
+            for r in RESOURCES:
+                left[s][r] -= nodes[n][r]
+            where[n] = s
+            return True
+        return False
+
+    ok = all(place(n, s) for n, s in pinned.items())
+    size = lambda n: max(nodes[n][r] / max(1, b.total[r]) for r in RESOURCES)  # noqa: E731
+    for n in sorted((n for n in nodes if n not in pinned), key=size, reverse=True):
+        if not ok:
+            break
+        room = sorted(range(S), key=lambda s: -min(left[s][r] / max(1.0, cap[s][r]) for r in RESOURCES))
+        ok = any(place(n, s) for s in room)
+    if ok:
+        return {n: where[n] for n in nodes}
+    return _feasible_milp(nodes, b, pinned, util)
+
+
+def _feasible_milp(nodes, b: Board, pinned: dict[str, int], util: float) -> dict[str, int] | None:
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_matrix
+
+    S, names = len(b.slrs), list(nodes)
+    rows, cols, vals, lo, hi = [], [], [], [], []
+    for i in range(len(names)):
+        rows += [len(lo)] * S
+        cols += [i * S + s for s in range(S)]
+        vals += [1.0] * S
+        lo.append(1.0)
+        hi.append(1.0)
+    for s in range(S):
+        for res in RESOURCES:
+            for i, n in enumerate(names):
+                if nodes[n][res]:
+                    rows.append(len(lo))
+                    cols.append(i * S + s)
+                    vals.append(nodes[n][res])
+            lo.append(-np.inf)
+            hi.append(util * b.slrs[s][res])
+    nv = len(names) * S
+    lb, ub = np.zeros(nv), np.ones(nv)
+    for n, s in pinned.items():
+        i = names.index(n)
+        for k in range(S):
+            lb[i * S + k] = ub[i * S + k] = 1.0 if k == s else 0.0
+    A = coo_matrix((vals, (rows, cols)), shape=(len(lo), nv)).tocsr()
+    res = milp(np.zeros(nv), constraints=LinearConstraint(A, np.array(lo), np.array(hi)),
+               integrality=np.ones(nv), bounds=Bounds(lb, ub))
+    if res.x is None:
+        return None
+    return {n: int(np.argmax(res.x[i * S:(i + 1) * S])) for i, n in enumerate(names)}
+
+
+class SlrPlan:
+    """The SLR partition of one modeled design, solved by :func:`partition_slrs` when first read.
+
+    Whether an assignment fits at all is decided when the design is modeled
+    (:func:`feasible_assignment`, exact); which one is best only when something
+    reads it (``DesignPerf.slr_use``, ``crossing_bytes``, ``NodePerf.slr``): an
+    exploration models every candidate but reports the placement of one.
+    Without a partition (``solve=False``), or when nothing fits, every node is
+    on SLR0."""
+
+    def __init__(self, nodes: dict[str, dict[str, int]], links: list, b: Board, solve: bool):
+        self.nodes, self.links, self.board = nodes, links, b
+        self.fallback = feasible_assignment(nodes, b) if solve else None
+        self.fits = self.fallback is not None or not solve
+        self.status: dict = {"optimal": True, "gap": 0.0}
+
+    @functools.cached_property
+    def _solved(self) -> tuple[dict[str, int], int]:
+        if self.fallback is None:
+            return {n: 0 for n in self.nodes}, 0
+        got = partition_slrs(self.nodes, self.links, self.board, status=self.status)
+        if got is None:  # HiGHS stopped at its time limit before any assignment: the one that proved it fits
+            got = self.fallback, _crossing(self.fallback, self.links, self.board)
+        return got
+
+    @property
+    def where(self) -> dict[str, int]:
+        return self._solved[0]
+
+    @property
+    def crossing(self) -> int:
+        return self._solved[1]
+
+    @property
+    def optimal(self) -> bool:
+        self._solved
+        return bool(self.status["optimal"])
+
+    @functools.cached_property
+    def use(self) -> list[dict[str, int]]:
+        out = [_zero() for _ in self.board.slrs]
+        for n, res in self.nodes.items():
+            _add(out[self.where[n]], res)
+        return out
 
 
 # ------------------------------------------------------------------ the design model
@@ -264,8 +431,13 @@ class NodePerf:
     task: Task
     cycles: int  # unstalled cycles of this node (kernel: the cost model's total)
     resources: dict[str, int]
-    slr: int = 0
     note: str = ""
+    plan: SlrPlan | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def slr(self) -> int:
+        """The SLR this node is placed on (solved on first read: :class:`SlrPlan`)."""
+        return self.plan.where.get(self.name, 0) if self.plan is not None else 0
 
 
 @dataclass
@@ -291,8 +463,7 @@ class DesignPerf:
     nodes: dict[str, NodePerf]
     dmas: list[DmaModel]
     buffers: list[BufferPerf]
-    slr_use: list[dict[str, int]]
-    crossing_bytes: int
+    plan: SlrPlan
     channels_used: int
     depths: dict[str, int]
     task_buffer_bytes: int
@@ -310,10 +481,25 @@ class DesignPerf:
 
     @property
     def total(self) -> dict[str, int]:
+        """Resources of the whole design (what ``slr_use`` sums to, without placing anything)."""
         t = _zero()
-        for s in self.slr_use:
-            _add(t, s)
+        for n in self.nodes.values():
+            _add(t, n.resources)
         return t
+
+    @property
+    def slr_use(self) -> list[dict[str, int]]:
+        """Resources per SLR of the optimal partition (:func:`partition_slrs`, solved on first read)."""
+        return self.plan.use
+
+    @property
+    def crossing_bytes(self) -> int:
+        return self.plan.crossing
+
+    @property
+    def slr_optimal(self) -> bool:
+        """Is the SLR partition proven optimal (False: HiGHS stopped at its time limit)?"""
+        return self.plan.optimal
 
     @property
     def dma_bytes(self) -> int:
@@ -468,29 +654,20 @@ def model_design(g, board="u55c", clock_mhz: float | None = None, bits: dict | N
         _add(per_node[buf.owner], buf.resources)
     links = [(f.src, f.dst, f.tokens * f.token_bytes) for f in low.streams]
     links += [("@memory", d.name, d.bytes) if d.direction == "load" else (d.name, "@memory", d.bytes) for d in dmas]
-    where, crossing = None, 0
-    if partition:
-        got = partition_slrs(per_node, links, b)
-        if got is None:
-            problems.append("no SLR assignment fits (the MILP is infeasible): the design exceeds the board")
-        else:
-            where, crossing = got
-    if where is None:
-        where = {n: 0 for n in per_node}
-    slr_use = [_zero() for _ in b.slrs]
+    plan = SlrPlan(per_node, links, b, solve=partition)
+    if not plan.fits:
+        problems.append("no SLR assignment fits (the MILP is infeasible): the design exceeds the board")
+    total = _zero()
     for n, res in per_node.items():
         nodes[n].resources = res
-        nodes[n].slr = where[n]
-        _add(slr_use[where[n]], res)
-    total = _zero()
-    for s in slr_use:
-        _add(total, s)
+        nodes[n].plan = plan
+        _add(total, res)
     for r in RESOURCES:
         if total[r] > b.total[r]:
             problems.append(f"{r.upper()} {total[r]} > {b.total[r]} on the board")
     tb = sum(g.task_buffer_bytes(low).values())
-    perf = DesignPerf(name or g.graph.ir.name, b, clock, cycles, sim, analytic, nodes, dmas, buffers, slr_use,
-                      crossing, used, depths, tb, problems=problems, schedule=g)
+    perf = DesignPerf(name or g.graph.ir.name, b, clock, cycles, sim, analytic, nodes, dmas, buffers, plan, used,
+                      depths, tb, problems=problems, schedule=g)
     perf.assumptions = design_assumptions(perf, bits)
     return perf
 
@@ -511,7 +688,8 @@ def design_assumptions(p: DesignPerf, bits: dict | None) -> list[str]:
         f"DMA engine per port {DMA_COST['lut']} LUT, {DMA_COST['ff']} FF, {DMA_COST['bram']} BRAM18K; converter "
         f"{CONVERTER_LOGIC['lut']} LUT; fork {FORK_LOGIC['lut']} LUT (assumed)",
         "SLRs: scipy.optimize.milp assignment, capacity = the per-SLR split of the board, objective = bytes "
-        "crossing SLRs / all bytes + max per-SLR DSP fraction; DMAs are tied to the memory's SLR by their bytes",
+        "crossing SLRs / all bytes + max per-SLR DSP fraction, optimal to HiGHS's 1e-4 relative gap unless "
+        "DesignPerf.slr_optimal says its time limit stopped it; DMAs are tied to the memory's SLR by their bytes",
         f"not counted: the emitted HLS's whole-tensor task copies of streams ({p.task_buffer_bytes / 2**20:.2f} MiB; "
         "the streaming design's memory is what the paper's model counts), the platform shell, routing",
         "end-to-end latency: the token-level simulator at the design's FIFO depths; the analytic estimate "
@@ -524,5 +702,5 @@ def design_assumptions(p: DesignPerf, bits: dict | None) -> list[str]:
     return out
 
 
-__all__ = ["DesignPerf", "PerfError", "allocate_channels", "analytic_cycles", "bind_memory", "capped_fifos",
-           "model_design", "model_tasks", "partition_slrs", "size_depths"]
+__all__ = ["DesignPerf", "PerfError", "SlrPlan", "allocate_channels", "analytic_cycles", "bind_memory", "capped_fifos",
+           "feasible_assignment", "model_design", "model_tasks", "partition_slrs", "size_depths"]
