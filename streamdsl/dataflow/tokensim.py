@@ -36,6 +36,8 @@ does no extra work.
 """
 from __future__ import annotations
 
+import bisect
+import gc
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -176,83 +178,178 @@ def _peak_by_events(wt: list, rt: list) -> int:
     return best
 
 
+VECTOR_RUN = 32  # iterations a task can issue in a row before they are computed with NumPy instead of one by one
+_NEG = -(1 << 62)  # "no constraint" in the NumPy runs
+
+
+def _schedules(e: Edge, src: Task, dst: Task) -> tuple[np.ndarray, np.ndarray]:
+    """(reader iteration, writer iteration) of every token of ``e``."""
+    j = np.arange(e.tokens, dtype=np.int64)
+    rd = (np.asarray(e.reads, dtype=np.int64) if e.reads is not None
+          else (j * (dst.iters - dst.drain)) // max(1, e.tokens))
+    wr = (np.asarray(e.writes, dtype=np.int64) if e.writes is not None
+          else src.fill - ((-(j + 1) * (src.iters - src.fill)) // max(1, e.tokens)) - 1)
+    return rd.reshape(-1), wr.reshape(-1)
+
+
+def _segment_max(acc: np.ndarray, at: np.ndarray, values: np.ndarray) -> None:
+    """``acc[at[i]] = max(acc[at[i]], values[i])`` for ``at`` sorted."""
+    first = np.flatnonzero(np.concatenate([[True], at[1:] != at[:-1]]))
+    pos = at[first]
+    acc[pos] = np.maximum(acc[pos], np.maximum.reduceat(values, first))
+
+
 def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None],
              starts: dict[str, int] | None = None, trace: bool = False) -> SimResult:
     """Run the model; ``depths[e] = None`` is an unbounded FIFO; ``trace=True`` keeps a :class:`Trace`."""
-    by = {t.name: t for t in tasks}
-    starts = dict(starts or {})
-    ins = {t.name: [] for t in tasks}
-    outs = {t.name: [] for t in tasks}
-    for e in edges:
-        outs[e.src].append(e)
-        ins[e.dst].append(e)
-    wtime: dict[str, list[int | None]] = {e.name: [None] * e.tokens for e in edges}
-    rtime: dict[str, list[int | None]] = {e.name: [None] * e.tokens for e in edges}
-    # per task and iteration: the tokens it reads, as (write times, read times, token), and
-    # writes, as (write times, read times, token, token whose slot it reuses or -1)
-    # (an iteration that moves no token keeps the shared empty tuple)
-    takes: dict[str, list] = {t.name: [()] * t.iters for t in tasks}
-    puts: dict[str, list] = {t.name: [()] * t.iters for t in tasks}
-    for e in edges:
-        wt, rt, d = wtime[e.name], rtime[e.name], depths.get(e.name)
-        src, dst, n = by[e.src], by[e.dst], e.tokens
-        tk, pt = takes[e.dst], puts[e.src]
-        rd = e.reads if e.reads is not None else [_reader_iter(dst, j, n) for j in range(n)]
-        wr = e.writes if e.writes is not None else [_writer_iter(src, j, n) for j in range(n)]
-        nr, nw = len(tk), len(pt)
-        for j in range(n):  # a token outside the iterations is never read / written
-            k = rd[j]
-            if 0 <= k < nr:
-                if tk[k]:
-                    tk[k].append((wt, rt, j))
-                else:
-                    tk[k] = [(wt, rt, j)]
-            k = wr[j]
-            if 0 <= k < nw:
-                item = (wt, rt, j, j - d if d is not None and j >= d else -1)
-                if pt[k]:
-                    pt[k].append(item)
-                else:
-                    pt[k] = [item]
-    issue: dict[str, list[int]] = {t.name: [] for t in tasks}
-    waited: dict[str, int] = {t.name: 0 for t in tasks}  # cycles lost to full FIFOs
-    # Issue times are the least fixpoint of their max-plus recurrences, so any order of
-    # evaluation gives the same schedule: run each task as far as it can go, and retry a
-    # task only after a neighbour has issued (its tokens or free slots may now be there).
-    wake = {t.name: list(dict.fromkeys([by[e.src] for e in ins[t.name]] + [by[e.dst] for e in outs[t.name]]))
-            for t in tasks}
-    queue = deque(tasks)
-    queued = {t.name for t in tasks}
-    while queue:
-        t = queue.popleft()
-        name = t.name
-        queued.discard(name)
-        iss, tk, pt, ii, lat = issue[name], takes[name], puts[name], t.ii, t.lat
-        k0 = k = len(iss)
+    collecting = gc.isenabled()
+    gc.disable()  # a run makes millions of small tuples, none in a cycle: collector passes were half its time
+    try:
+        return _Run(tasks, edges, depths, starts or {}).result(trace)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+class _Run:
+    """One simulation.  Token times live in per-edge lists (``None``: not yet known).
+
+    A task runs as far as it can whenever a neighbour has moved the value it
+    was blocked on; its iterations issue one by one (:meth:`_step`) or, where
+    every token they move is known in advance and the run is long, all at once
+    (:meth:`_vector`): with ``c_k`` the latest of iteration ``k``'s input
+    arrivals and free slots, ``s_k = max(s_{k-1} + II, c_k)`` is ``k * II +`` a
+    running maximum of ``c_k - k * II``.  Both give the same integers."""
+
+    def __init__(self, tasks, edges, depths, starts):
+        self.tasks, self.edges, self.depths, self.starts = tasks, edges, depths, dict(starts)
+        self.by = {t.name: t for t in tasks}
+        self.ins = {t.name: [] for t in tasks}
+        self.outs = {t.name: [] for t in tasks}
+        for e in edges:
+            self.outs[e.src].append(e)
+            self.ins[e.dst].append(e)
+        self.wtime = {e.name: [None] * e.tokens for e in edges}
+        self.rtime = {e.name: [None] * e.tokens for e in edges}
+        self.sched = {e.name: _schedules(e, self.by[e.src], self.by[e.dst]) for e in edges}
+        self.known_w = {e.name: 0 for e in edges}  # tokens 0 .. known_w - 1 have a write time
+        self.known_r = {e.name: 0 for e in edges}  # and 0 .. known_r - 1 a read time
+        self._takes: dict[str, list] = {}
+        self._puts: dict[str, list] = {}
+        self.fast = {t.name: self._fast(t) for t in tasks}
+
+    # ------------------------------------------------------------- per-iteration token lists
+    def takes(self, name: str) -> list:
+        """Per iteration of ``name``: the tokens it reads, as (write times, read times, token)."""
+        if name not in self._takes:
+            tk: list = [()] * self.by[name].iters  # an iteration that moves no token keeps the shared empty tuple
+            nr = len(tk)
+            for e in self.ins[name]:
+                wt, rt = self.wtime[e.name], self.rtime[e.name]
+                for j, k in enumerate(self.sched[e.name][0].tolist()):  # a token outside the iterations is never read
+                    if 0 <= k < nr:
+                        if tk[k]:
+                            tk[k].append((wt, rt, j))
+                        else:
+                            tk[k] = [(wt, rt, j)]
+            self._takes[name] = tk
+        return self._takes[name]
+
+    def puts(self, name: str) -> list:
+        """Per iteration: the tokens it writes, as (write times, read times, token, token whose slot it reuses or -1)."""
+        if name not in self._puts:
+            pt: list = [()] * self.by[name].iters
+            nw = len(pt)
+            for e in self.outs[name]:
+                wt, rt, d = self.wtime[e.name], self.rtime[e.name], self.depths.get(e.name)
+                for j, k in enumerate(self.sched[e.name][1].tolist()):
+                    if 0 <= k < nw:
+                        item = (wt, rt, j, j - d if d is not None and j >= d else -1)
+                        if pt[k]:
+                            pt[k].append(item)
+                        else:
+                            pt[k] = [item]
+            self._puts[name] = pt
+        return self._puts[name]
+
+    def _fast(self, t: Task):
+        """The tables :meth:`_vector` needs, or None when ``t``'s tokens do not move in stream order
+        (each edge's tokens must be read / written by non-decreasing iterations from 0 on)."""
+        if t.iters < VECTOR_RUN or any(e.src == e.dst for e in self.ins[t.name]):
+            return None
+        ks = np.arange(t.iters, dtype=np.int64)
+        sides = []
+        for edges, which in ((self.ins[t.name], 0), (self.outs[t.name], 1)):
+            side = []
+            for e in edges:
+                at = self.sched[e.name][which]
+                if len(at) and (at[0] < 0 or np.any(at[1:] < at[:-1])):
+                    return None
+                upto = np.searchsorted(at, ks, side="right").tolist()  # tokens moved by iterations 0..k
+                side.append((e.name, at, upto, None if which == 0 else self.depths.get(e.name)))
+            sides.append(side)
+        return sides
+
+    # ------------------------------------------------------------------- running a task
+    def _vector(self, t: Task, k0: int, iss: list) -> tuple[int, int]:
+        """Issue the iterations from ``k0`` whose tokens and slots are all known, if there are many."""
+        ins, outs = self.fast[t.name]
+        k1 = t.iters
+        for name, _, upto, _ in ins:  # the first iteration reading a token without a write time
+            k1 = min(k1, bisect.bisect_right(upto, self.known_w[name], k0))
+        for name, _, upto, d in outs:  # the first writing into a slot not yet read
+            if d is not None:
+                k1 = min(k1, bisect.bisect_right(upto, self.known_r[name] + d, k0))
+        n = k1 - k0
+        if n < VECTOR_RUN:
+            return k0, 0
+        arrive, space = np.full(n, _NEG, dtype=np.int64), np.full(n, _NEG, dtype=np.int64)
+        moved = []
+        for name, at, upto, _ in ins:
+            a, b = (upto[k0 - 1] if k0 else 0), upto[k1 - 1]
+            if b > a:
+                it = at[a:b] - k0
+                _segment_max(arrive, it, np.array(self.wtime[name][a:b], dtype=np.int64))
+                moved.append((self.rtime[name], a, b, it, 0))
+        for name, at, upto, d in outs:
+            a, b = (upto[k0 - 1] if k0 else 0), upto[k1 - 1]
+            if b > a:
+                it = at[a:b] - k0
+                if d is not None and b > max(a, d):
+                    j0 = max(a, d)
+                    free = np.array(self.rtime[name][j0 - d:b - d], dtype=np.int64) + (1 - t.lat)
+                    _segment_max(space, it[j0 - a:], free)
+                moved.append((self.wtime[name], a, b, it, t.lat))
+        earliest = self.starts.get(t.name, 0) if k0 == 0 else iss[-1] + t.ii
+        step = np.arange(n, dtype=np.int64) * t.ii
+        s = np.maximum(earliest, np.maximum.accumulate(np.maximum(arrive, space) - step)) + step
+        prev = np.concatenate([[earliest], s[:-1] + t.ii])
+        lost = int((s - np.maximum(prev, arrive)).sum())  # inputs present: anything later is back-pressure
+        for times, a, b, it, lat in moved:
+            times[a:b] = (s[it] + lat).tolist()
+        iss.extend(s.tolist())
+        return k1, lost
+
+    def _step(self, t: Task, k: int, iss: list):
+        """Issue iterations one by one from ``k``; returns (next iteration, cycles lost, (list, index) blocked on)."""
+        tk, pt, ii, lat = self.takes(t.name), self.puts(t.name), t.ii, t.lat
         lost = 0
         while k < t.iters:
-            earliest = starts.get(name, 0) if k == 0 else iss[-1] + ii
-            ok = True
+            earliest = self.starts.get(t.name, 0) if k == 0 else iss[-1] + ii
             for wt, _, j in tk[k]:
                 w = wt[j]
                 if w is None:
-                    ok = False
-                    break
+                    return k, lost, (wt, j)
                 if w > earliest:
                     earliest = w
-            if not ok:
-                break
             ready = earliest  # inputs present; anything later is back-pressure
             for _, rt, _, jd in pt[k]:
                 if jd >= 0:
                     r = rt[jd]
                     if r is None:
-                        ok = False
-                        break
+                        return k, lost, (rt, jd)
                     if r + 1 - lat > earliest:
                         earliest = r + 1 - lat
-            if not ok:
-                break
             iss.append(earliest)
             lost += earliest - ready
             for _, rt, j in tk[k]:
@@ -261,54 +358,101 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
             for wt, _, j, _ in pt[k]:
                 wt[j] = done
             k += 1
-        if k > k0:
-            waited[name] += lost
+        return k, lost, None
+
+    def run(self) -> None:
+        self.issue: dict[str, list[int]] = {t.name: [] for t in self.tasks}
+        self.waited: dict[str, int] = {t.name: 0 for t in self.tasks}  # cycles lost to full FIFOs
+        blocked: dict[str, tuple | None] = {t.name: None for t in self.tasks}  # the value a task waits for
+        # Issue times are the least fixpoint of their max-plus recurrences, so any order of
+        # evaluation gives the same schedule: run each task as far as it can go, and retry a
+        # task only once a neighbour has moved the value it waits for.
+        wake = {t.name: list(dict.fromkeys([self.by[e.src] for e in self.ins[t.name]] +
+                                           [self.by[e.dst] for e in self.outs[t.name]])) for t in self.tasks}
+        queue = deque(self.tasks)
+        queued = {t.name for t in self.tasks}
+        while queue:
+            t = queue.popleft()
+            name = t.name
+            queued.discard(name)
+            iss = self.issue[name]
+            k0 = k = len(iss)
+            lost = 0
+            if self.fast[name] is not None and t.iters - k >= VECTOR_RUN:
+                k, lost = self._vector(t, k, iss)
+            k, more, blocked[name] = self._step(t, k, iss)
+            if k == k0:
+                continue
+            self.waited[name] += lost + more
+            for e in self.outs[name]:
+                self.known_w[e.name] = _known(self.wtime[e.name], self.known_w[e.name])
+            for e in self.ins[name]:
+                self.known_r[e.name] = _known(self.rtime[e.name], self.known_r[e.name])
             for u in wake[name]:
-                if u.name not in queued:
+                b = blocked[u.name]
+                if u.name not in queued and len(self.issue[u.name]) < u.iters and (b is None or b[0][b[1]] is not None):
                     queued.add(u.name)
                     queue.append(u)
-    remaining = sum(t.iters - len(issue[t.name]) for t in tasks)
-    if remaining:
-        blocked = []
+
+    # ------------------------------------------------------------------------ results
+    def result(self, trace: bool) -> SimResult:
+        self.run()
+        tasks, issue = self.tasks, self.issue
+        remaining = sum(t.iters - len(issue[t.name]) for t in tasks)
+        if remaining:
+            raise self._deadlock()
+        busy = {t.name: t.iters * t.ii for t in tasks}
+        stall = {}
         for t in tasks:
-            k = len(issue[t.name])
+            s = issue[t.name]
+            stall[t.name] = int(np.maximum(0, np.diff(np.array(s, dtype=np.int64)) - t.ii).sum()) if len(s) > 1 else 0
+        peak = {}
+        for e in self.edges:
+            # a write lands before a same-cycle read leaves: the FIFO holds, right after the
+            # i-th write (in time order) at cycle w, i + 1 tokens minus those read before w
+            wt, rt = self.wtime[e.name], self.rtime[e.name]
+            if None in wt or None in rt:  # tokens never moved: count them by events
+                peak[e.name] = _peak_by_events(wt, rt)
+                continue
+            w = np.sort(np.array(wt, dtype=np.int64))
+            r = np.sort(np.array(rt, dtype=np.int64))
+            peak[e.name] = int((np.arange(1, len(w) + 1) - np.searchsorted(r, w, "left")).max()) if len(w) else 0
+        end = max((issue[t.name][-1] + t.lat for t in tasks if issue[t.name]), default=0)
+        res = SimResult(end, busy, stall, peak, {t.name: (issue[t.name][0] if issue[t.name] else 0) for t in tasks},
+                        self.waited)
+        if trace:
+            res.trace = Trace({t.name: _task_trace(t, issue[t.name], self.takes(t.name), self.starts.get(t.name, 0))
+                               for t in tasks},
+                              {e.name: _fifo_trace(self.wtime[e.name], self.rtime[e.name], self.depths.get(e.name))
+                               for e in self.edges})
+        return res
+
+    def _deadlock(self) -> DeadlockError:
+        blocked = []
+        for t in self.tasks:
+            k = len(self.issue[t.name])
             if k < t.iters:
                 why = []
-                for e in ins[t.name]:
-                    wt = wtime[e.name]
-                    if any(w is wt and w[j] is None for w, _, j in takes[t.name][k]):
+                for e in self.ins[t.name]:
+                    wt = self.wtime[e.name]
+                    if any(w is wt and w[j] is None for w, _, j in self.takes(t.name)[k]):
                         why.append(f"waits for a token on '{e.name}' (empty)")
-                for e in outs[t.name]:
-                    d = depths.get(e.name)
-                    rt = rtime[e.name]
-                    if d is not None and any(r is rt and jd >= 0 and r[jd] is None for _, r, _, jd in puts[t.name][k]):
+                for e in self.outs[t.name]:
+                    d = self.depths.get(e.name)
+                    rt = self.rtime[e.name]
+                    if d is not None and any(r is rt and jd >= 0 and r[jd] is None for _, r, _, jd in self.puts(t.name)[k]):
                         why.append(f"waits for space on '{e.name}' (full at depth {d})")
                 blocked.append(f"{t.name} (iteration {k}) {' and '.join(why)}")
-        raise DeadlockError("the dataflow deadlocks: " + "; ".join(blocked),
-                            hint="deepen the FIFOs named 'full', or let g.size_fifos() compute depths")
-    busy = {t.name: t.iters * t.ii for t in tasks}
-    stall = {}
-    for t in tasks:
-        s = issue[t.name]
-        stall[t.name] = sum(max(0, s[k] - (s[k - 1] + t.ii)) for k in range(1, len(s)))
-    peak = {}
-    for e in edges:
-        # a write lands before a same-cycle read leaves: the FIFO holds, right after the
-        # i-th write (in time order) at cycle w, i + 1 tokens minus those read before w
-        wt, rt = wtime[e.name], rtime[e.name]
-        if None in wt or None in rt:  # tokens never moved: count them by events
-            peak[e.name] = _peak_by_events(wt, rt)
-            continue
-        w = np.sort(np.array(wt, dtype=np.int64))
-        r = np.sort(np.array(rt, dtype=np.int64))
-        peak[e.name] = int((np.arange(1, len(w) + 1) - np.searchsorted(r, w, "left")).max()) if len(w) else 0
-    end = max((issue[t.name][-1] + t.lat for t in tasks if issue[t.name]), default=0)
-    res = SimResult(end, busy, stall, peak, {t.name: (issue[t.name][0] if issue[t.name] else 0) for t in tasks},
-                    waited)
-    if trace:
-        res.trace = Trace({t.name: _task_trace(t, issue[t.name], takes[t.name], starts.get(t.name, 0)) for t in tasks},
-                          {e.name: _fifo_trace(wtime[e.name], rtime[e.name], depths.get(e.name)) for e in edges})
-    return res
+        return DeadlockError("the dataflow deadlocks: " + "; ".join(blocked),
+                             hint="deepen the FIFOs named 'full', or let g.size_fifos() compute depths")
+
+
+def _known(times: list, n: int) -> int:
+    """Length of the prefix of ``times`` that is known, given that the first ``n`` are."""
+    try:
+        return times.index(None, n)
+    except ValueError:
+        return len(times)
 
 
 def _spans(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
