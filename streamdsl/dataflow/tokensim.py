@@ -288,18 +288,22 @@ class _Run:
                 upto = np.searchsorted(at, ks, side="right").tolist()  # tokens moved by iterations 0..k
                 side.append((e.name, at, upto, None if which == 0 else self.depths.get(e.name)))
             sides.append(side)
-        return sides
+        # what limits a run: a token not yet written (inputs), a slot not yet read (bounded outputs)
+        bounds = [(upto, self.known_w, name, 0) for name, _, upto, _ in sides[0]]
+        bounds += [(upto, self.known_r, name, d) for name, _, upto, d in sides[1] if d is not None]
+        return sides[0], sides[1], bounds
 
     # ------------------------------------------------------------------- running a task
     def _vector(self, t: Task, k0: int, iss: list) -> tuple[int, int]:
         """Issue the iterations from ``k0`` whose tokens and slots are all known, if there are many."""
-        ins, outs = self.fast[t.name]
-        k1 = t.iters
-        for name, _, upto, _ in ins:  # the first iteration reading a token without a write time
-            k1 = min(k1, bisect.bisect_right(upto, self.known_w[name], k0))
-        for name, _, upto, d in outs:  # the first writing into a slot not yet read
-            if d is not None:
-                k1 = min(k1, bisect.bisect_right(upto, self.known_r[name] + d, k0))
+        ins, outs, bounds = self.fast[t.name]
+        k1, enough = t.iters, k0 + VECTOR_RUN
+        for n, (upto, known, name, extra) in enumerate(bounds):  # the first iteration moving an unknown value
+            k1 = min(k1, bisect.bisect_right(upto, known[name] + extra, k0))
+            if k1 < enough:
+                if n:  # check the edge that limited this run first next time: runs are tried often and fail fast
+                    bounds.insert(0, bounds.pop(n))
+                return k0, 0
         n = k1 - k0
         if n < VECTOR_RUN:
             return k0, 0
@@ -332,7 +336,9 @@ class _Run:
 
     def _step(self, t: Task, k: int, iss: list):
         """Issue iterations one by one from ``k``; returns (next iteration, cycles lost, (list, index) blocked on)."""
-        tk, pt, ii, lat = self.takes(t.name), self.puts(t.name), t.ii, t.lat
+        tk, pt, ii, lat = self._takes.get(t.name), self._puts.get(t.name), t.ii, t.lat
+        if tk is None or pt is None:
+            tk, pt = self.takes(t.name), self.puts(t.name)
         lost = 0
         while k < t.iters:
             earliest = self.starts.get(t.name, 0) if k == 0 else iss[-1] + ii
@@ -369,6 +375,9 @@ class _Run:
         # task only once a neighbour has moved the value it waits for.
         wake = {t.name: list(dict.fromkeys([self.by[e.src] for e in self.ins[t.name]] +
                                            [self.by[e.dst] for e in self.outs[t.name]])) for t in self.tasks}
+        # only a task that runs vectors reads how much of its edges is known
+        track_w = {t.name: [e.name for e in self.outs[t.name] if self.fast[e.dst] is not None] for t in self.tasks}
+        track_r = {t.name: [e.name for e in self.ins[t.name] if self.fast[e.src] is not None] for t in self.tasks}
         queue = deque(self.tasks)
         queued = {t.name for t in self.tasks}
         while queue:
@@ -384,10 +393,10 @@ class _Run:
             if k == k0:
                 continue
             self.waited[name] += lost + more
-            for e in self.outs[name]:
-                self.known_w[e.name] = _known(self.wtime[e.name], self.known_w[e.name])
-            for e in self.ins[name]:
-                self.known_r[e.name] = _known(self.rtime[e.name], self.known_r[e.name])
+            for e in track_w[name]:
+                self.known_w[e] = _known(self.wtime[e], self.known_w[e])
+            for e in track_r[name]:
+                self.known_r[e] = _known(self.rtime[e], self.known_r[e])
             for u in wake[name]:
                 b = blocked[u.name]
                 if u.name not in queued and len(self.issue[u.name]) < u.iters and (b is None or b[0][b[1]] is not None):
