@@ -289,26 +289,45 @@ class Kernel:
 
 
 # ------------------------------------------------------------------ traversal
+_NOT_CHILDREN = ("loc", "dtype", "type", "attrs", "callees")
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_NODE = (Expr, Stmt)
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    fields = _CHILD_FIELDS.get(cls)
+    if fields is None:
+        fields = _CHILD_FIELDS[cls] = tuple(n for n in cls.__dataclass_fields__ if n not in _NOT_CHILDREN)
+    return fields
+
+
+def _children_list(node) -> list:
+    out = []
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, _NODE):
+            out.append(value)
+        elif isinstance(value, tuple):
+            out.extend(v for v in value if isinstance(v, _NODE))
+    return out
+
+
 def children(node) -> Iterator:
     """Direct sub-nodes (expressions and statements) of ``node``."""
-    for name in node.__dataclass_fields__:
-        if name in ("loc", "dtype", "type", "attrs", "callees"):
-            continue
-        value = getattr(node, name)
-        if isinstance(value, (Expr, Stmt)):
-            yield value
-        elif isinstance(value, tuple):
-            for v in value:
-                if isinstance(v, (Expr, Stmt)):
-                    yield v
+    return iter(_children_list(node))
 
 
 def walk(node) -> Iterator:
-    """Pre-order traversal of ``node`` and everything under it."""
-    if isinstance(node, Kernel):
-        for s in node.body:
-            yield from walk(s)
-        return
-    yield node
-    for c in children(node):
-        yield from walk(c)
+    """Pre-order traversal of ``node`` and everything under it.
+
+    An explicit stack rather than nested generators: every pass over the IR
+    (verification, the cost model, the explorer) walks it, and a ``yield from``
+    per level made each node cost a generator frame per ancestor."""
+    stack = list(reversed(node.body)) if isinstance(node, Kernel) else [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        kids = _children_list(n)
+        if kids:
+            kids.reverse()
+            stack.extend(kids)

@@ -266,3 +266,33 @@ def test_steps_of_a_kernel_without_loops():
     assert got.steps == (Step(0, None), Step(1, None))
     # step 0 (the alloc) writes all of Y, step 1 reads X[3] and rewrites Y[0]: every token leaves after step 1
     assert got.need == {"X": (0, 4)} and got.done == {"Y": (0, 4)}
+
+
+# ------------------------------------------------------------------ the IR walk the tables (and every pass) use
+def _recursive_walk(node):
+    """ir.nodes.walk's definition: pre-order, a kernel's body statements in order, children in field order."""
+    from streamdsl.ir.nodes import Expr, Kernel, Stmt
+
+    if isinstance(node, Kernel):
+        for s in node.body:
+            yield from _recursive_walk(s)
+        return
+    yield node
+    for name in node.__dataclass_fields__:
+        if name in ("loc", "dtype", "type", "attrs", "callees"):
+            continue
+        value = getattr(node, name)
+        for v in value if isinstance(value, tuple) else (value,):
+            if isinstance(v, (Expr, Stmt)):
+                yield from _recursive_walk(v)
+
+
+def test_walk_is_the_recursive_pre_order():
+    from streamdsl.ir.nodes import children
+
+    for k in _kernels() + [awkward.ir]:
+        got, want = list(walk(k)), list(_recursive_walk(k))
+        assert len(got) == len(want) and all(a is b for a, b in zip(got, want))
+        for n in got:
+            assert list(walk(n)) == list(_recursive_walk(n))
+            assert list(walk(n)) == [n] + [x for c in children(n) for x in walk(c)]  # children: the direct sub-nodes
