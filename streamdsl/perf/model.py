@@ -530,8 +530,26 @@ class DesignPerf:
     __repr__ = __str__
 
 
+_ESTIMATES: "OrderedDict[tuple, tuple]" = OrderedDict()
+
+
+def _estimate(k, board_name: str, clock: float):
+    """:func:`estimate`, remembered per kernel IR object: a design is modeled several times as it is explored
+    (sized, modeled, committed) with the same kernels.  The entry keeps ``k`` alive, so its id is not reused."""
+    key = (id(k), board_name, clock)
+    hit = _ESTIMATES.get(key)
+    if hit is not None and hit[0] is k:
+        _ESTIMATES.move_to_end(key)
+        return hit[1]
+    rep = estimate(k, board_name, clock)
+    _ESTIMATES[key] = (k, rep)
+    if len(_ESTIMATES) > 1024:
+        _ESTIMATES.popitem(last=False)
+    return rep
+
+
 def _kernel_task(name: str, k, iters: int, board_name: str, clock: float) -> tuple[Task, int, dict]:
-    rep = estimate(k, board_name if board_name in BOARD_BUDGET else "u55c", clock)
+    rep = _estimate(k, board_name if board_name in BOARD_BUDGET else "u55c", clock)
     depth = max((lp.depth for lp in rep.loops if lp.depth is not None), default=0)
     cycles = max(1, int(rep.cycles))
     iters = max(1, iters)
