@@ -22,13 +22,13 @@ region of every task, this builds what the accelerator is made of:
 """
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from .access import StepTables, step_tables
 from .graph import DataflowGraph
 from .itensor import Converter, ITensor, converter
 from ..errors import ShapeError
+from ..ir.memo import IdentityMemo
 from ..ir.nodes import Kernel, Return
 from .layout import DMA, whole
 from .timing import converter_task, dma_task, fork_task, kernel_task, local_bytes
@@ -238,24 +238,13 @@ class _Builder:
         self.out.fifos.extend(real + drams)
 
 
-_TABLES: "OrderedDict[tuple, tuple[Kernel, StepTables]]" = OrderedDict()
+_TABLES = IdentityMemo(lambda k, ins, outs: step_tables(k, dict(ins), dict(outs)), 512)
 
 
 def _tables(k: Kernel, ins: dict[str, ITensor], outs: dict[str, ITensor]) -> StepTables:
-    """:func:`step_tables`, remembered: a design is lowered again after every primitive and print.
-
-    Keyed by the kernel's identity (IR is immutable; the entry keeps it alive, so
-    the id cannot be reused) and the layouts."""
-    key = (id(k), tuple(ins.items()), tuple(outs.items()))
-    hit = _TABLES.get(key)
-    if hit is not None and hit[0] is k:
-        _TABLES.move_to_end(key)
-        return hit[1]
-    tables = step_tables(k, ins, outs)
-    _TABLES[key] = (k, tables)
-    if len(_TABLES) > 512:
-        _TABLES.popitem(last=False)
-    return tables
+    """:func:`step_tables`, remembered per kernel IR object and layouts: a design is lowered again after every
+    primitive and print."""
+    return _TABLES(k, tuple(ins.items()), tuple(outs.items()))
 
 
 def result_locals(k: Kernel) -> list[str]:

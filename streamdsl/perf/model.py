@@ -50,6 +50,7 @@ from ..dataflow.layout import dtype_bits
 from ..dataflow.timing import DMA_LATENCY
 from ..dataflow.tokensim import DeadlockError, Edge, SimResult, Task, required_depths, simulate
 from ..errors import StreamDSLError
+from ..ir.memo import IdentityMemo
 from ..schedule.cost import BOARD_BUDGET, BRAM_BITS, URAM_BITS, estimate
 from .boards import RESOURCES, Board, board as get_board
 
@@ -530,22 +531,9 @@ class DesignPerf:
     __repr__ = __str__
 
 
-_ESTIMATES: "OrderedDict[tuple, tuple]" = OrderedDict()
-
-
-def _estimate(k, board_name: str, clock: float):
-    """:func:`estimate`, remembered per kernel IR object: a design is modeled several times as it is explored
-    (sized, modeled, committed) with the same kernels.  The entry keeps ``k`` alive, so its id is not reused."""
-    key = (id(k), board_name, clock)
-    hit = _ESTIMATES.get(key)
-    if hit is not None and hit[0] is k:
-        _ESTIMATES.move_to_end(key)
-        return hit[1]
-    rep = estimate(k, board_name, clock)
-    _ESTIMATES[key] = (k, rep)
-    if len(_ESTIMATES) > 1024:
-        _ESTIMATES.popitem(last=False)
-    return rep
+# estimate remembered per kernel IR object: a design is modeled several times as it is explored (sized, modeled,
+# committed) with the same kernels
+_estimate = IdentityMemo(estimate, 1024)
 
 
 def _kernel_task(name: str, k, iters: int, board_name: str, clock: float) -> tuple[Task, int, dict]:
