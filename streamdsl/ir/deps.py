@@ -98,6 +98,16 @@ def accumulation(stmt) -> tuple[str, Expr] | None:
     return None
 
 
+def carried_accumulations(loop: For):
+    """(stmt, op) of every accumulation in ``loop`` into a location that does not move with its variable:
+    each iteration waits for the previous one's op (a scalar sum, or ``Y[i] += ...`` inside a loop over ``k``)."""
+    for n in (n for b in loop.body for n in walk(b)):
+        if isinstance(n, (Store, Assign)):
+            acc = accumulation(n)
+            if acc is not None and not any(loop.var in set(affine(i) or {}) for i in getattr(n, "indices", ())):
+                yield n, acc[0]
+
+
 def _mentions(e: Expr, target_is) -> bool:
     return any(target_is(n) for n in walk(e))
 

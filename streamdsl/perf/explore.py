@@ -51,9 +51,9 @@ from ..dataflow.dfschedule import DataflowSchedule
 from ..dataflow.graph import DataflowFunction
 from ..errors import ScheduleError, StreamDSLError, caller_loc
 from ..progress import bar
-from ..ir.deps import accumulation, affine
+from ..ir.deps import affine, carried_accumulations
 from ..dataflow.layout import dtype_bits
-from ..ir.nodes import Alloc, Assign, CallKernel, Const, For, If, Load, Store, walk
+from ..ir.nodes import Alloc, CallKernel, Const, For, If, Load, Store, walk
 from ..types import FloatType
 from ..schedule.cost import BOARD_BUDGET, estimate
 from ..schedule.schedule import Schedule
@@ -115,12 +115,7 @@ def reorder_for_streams(s: Schedule) -> int:
 
 def _float_recurrence(lp: For) -> bool:
     """Does ``lp`` accumulate a float into a location that does not move with it?"""
-    for n in (n for b in lp.body for n in walk(b)):
-        if isinstance(n, (Store, Assign)) and isinstance(n.value.dtype, FloatType) and accumulation(n) is not None:
-            moves = any(lp.var in set(affine(i) or {}) for i in getattr(n, "indices", ()))
-            if not moves:
-                return True
-    return False
+    return any(isinstance(n.value.dtype, FloatType) for n, _ in carried_accumulations(lp))
 
 
 def _divisor(n: int, u: int) -> int:
@@ -191,16 +186,12 @@ def _partition_for(s: Schedule, lp: For, v: int) -> None:
 
 
 def inline_calls(s: Schedule) -> None:
-    """Inline the kernels a task calls (innermost first), so that their loops are scheduled with the task's."""
-    for _ in range(16):
-        calls = {n.callee for st in s.ir.body for n in walk(st) if isinstance(n, CallKernel)}
-        if not calls:
-            return
-        for c in sorted(calls):
-            try:
-                s.inline(c)
-            except ScheduleError:
-                return  # a call that cannot be inlined stays a call (its loops as Vitis pipelines them)
+    """Inline the kernels a task calls, so that their loops are scheduled with the task's."""
+    for c in sorted({n.callee for st in s.ir.body for n in walk(st) if isinstance(n, CallKernel)}):
+        try:
+            s.inline(c)
+        except ScheduleError:
+            pass  # a call that cannot be inlined stays a call (its loops as Vitis pipelines them)
 
 
 def bind_large_locals(s: Schedule) -> None:

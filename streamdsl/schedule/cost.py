@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..ir.deps import accumulation, affine
+from ..ir.deps import carried_accumulations
 from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Select, Store, UnaryOp, Var, walk,
 )
@@ -285,32 +285,14 @@ def _bound_guess(s: For) -> int:
 
 
 def _tree_depth(s: For, trips: int, clock: float) -> int:
-    """Extra latency of an unrolled accumulation: a chain of adds (floats are not reassociated)."""
-    extra = 0
-    for n in (n for b in s.body for n in walk(b)):
-        if isinstance(n, (Store, Assign)):
-            acc = accumulation(n)
-            if acc is not None and not any(s.var in set(affine(i) or {}) for i in getattr(n, "indices", ())):
-                t = n.value.dtype  # copies that accumulate into one location chain; per-copy locations do not
-                extra = max(extra, (trips - 1) * op_latency(acc[0], t, clock))
-    return extra
+    """Extra latency of an unrolled accumulation: a chain of adds (floats are not reassociated); copies that
+    accumulate into locations of their own do not chain."""
+    return max(((trips - 1) * op_latency(op, n.value.dtype, clock) for n, op in carried_accumulations(s)), default=0)
 
 
 def _recurrence(s: For, clock: float) -> int:
     """Accumulations into a location the loop does not index carry a dependence of one op latency."""
-    ii = 1
-    for n in (n for b in s.body for n in walk(b)):
-        if isinstance(n, (Store, Assign)):
-            acc = accumulation(n)
-            if acc is None:
-                continue
-            idx_vars = set()
-            for i in getattr(n, "indices", ()):
-                f = affine(i)
-                idx_vars |= set(f or {}) - {None}
-            if s.var not in idx_vars:
-                ii = max(ii, op_latency(acc[0], n.value.dtype, clock))
-    return ii
+    return max([1] + [op_latency(op, n.value.dtype, clock) for n, op in carried_accumulations(s)])
 
 
 def _unrolled_copies(loop: For, node) -> int:
