@@ -8,7 +8,7 @@ located :class:`streamdsl.ScheduleError` that shows the offending loop.
 from __future__ import annotations
 
 from ..ir import build as B
-from ..ir.deps import affine, classify, names_in
+from ..ir.deps import accumulation, affine, classify, names_in
 from ..ir.nodes import (
     Alloc, Assign, Attrs, CallKernel, Const, Decl, For, If, Kernel, Load, Ref, Return, Store, TensorType, Var, walk,
 )
@@ -16,6 +16,7 @@ from ..ir.printer import print_expr
 from ..types import index
 from .rewrite import (
     all_names, find_loop, fresh, get, map_allocs, map_expr, map_stmt_exprs, map_stmts, put, replace, substitute,
+    unique_loop_vars,
 )
 
 
@@ -516,8 +517,6 @@ def rfactor(k: Kernel, var: str, factor: int) -> tuple[Kernel, str, str, str]:
     if n % factor:
         raise Refusal(f"rfactor factor {factor} does not divide the {n} iterations of loop '{var}'", loop=var,
                       hint=f"choose a divisor of {n}")
-    from ..ir.deps import accumulation
-
     decls = {s.name: s.dtype for s in (n_ for st in k.body for n_ in walk(st)) if isinstance(s, Decl)}
     inner_stmts = [s for st in loop.body for s in walk(st) if isinstance(s, (Assign, Store, Decl, For, If))]
     accs: dict[str, str] = {}
@@ -535,7 +534,7 @@ def rfactor(k: Kernel, var: str, factor: int) -> tuple[Kernel, str, str, str]:
                       hint="rfactor applies to loops such as `acc += X[k]`; split or unroll other loops")
     for s in inner_stmts:  # the accumulators must not be read anywhere but in their own accumulation
         own = isinstance(s, Assign) and s.name in accs
-        exprs = [s.value] if own else [e for e in _stmt_exprs(s)]
+        exprs = [s.value] if own else _stmt_exprs(s)
         for e in exprs:
             uses = [x.name for x in walk(e) if isinstance(x, Var) and x.name in accs]
             if (own and uses.count(s.name) != 1) or (not own and uses) or (own and set(uses) - {s.name}):
@@ -583,8 +582,6 @@ def rfactor(k: Kernel, var: str, factor: int) -> tuple[Kernel, str, str, str]:
         after.append(For(comb_v, B.const(0, index), B.const(factor, index), 1, (Assign(a, comb, loop.loc),),
                          Attrs(), loop.loc))
     new = tuple(before) + (outer_loop,) + tuple(after)
-    from .rewrite import unique_loop_vars
-
     return unique_loop_vars(replace(k, body=put(k.body, path, new))), outer, lane, rf[next(iter(accs))]
 
 
@@ -673,8 +670,6 @@ def inline(k: Kernel, callee: str) -> Kernel:
     body = _splice(k.body, expand)
     calls_left = any(isinstance(n, CallKernel) and n.callee == callee for s in body for n in walk(s))
     callees = tuple(x for x in k.callees if x.name != callee or calls_left)
-    from .rewrite import unique_loop_vars
-
     return unique_loop_vars(replace(k, body=body, callees=callees))
 
 
