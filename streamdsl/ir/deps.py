@@ -100,8 +100,12 @@ def accumulation(stmt) -> tuple[str, Expr] | None:
 
 def carried_accumulations(loop: For):
     """(stmt, op) of every accumulation in ``loop`` into a location that does not move with its variable:
-    each iteration waits for the previous one's op (a scalar sum, or ``Y[i] += ...`` inside a loop over ``k``)."""
+    each iteration waits for the previous one's op (a scalar sum, or ``Y[i] += ...`` inside a loop over ``k``).
+    A scalar declared inside the loop starts afresh every iteration: its sum is not carried."""
+    fresh = {n.name for b in loop.body for n in walk(b) if isinstance(n, Decl)}
     for n in (n for b in loop.body for n in walk(b)):
+        if isinstance(n, Assign) and n.name in fresh:
+            continue
         if isinstance(n, (Store, Assign)):
             acc = accumulation(n)
             if acc is not None and not any(loop.var in set(affine(i) or {}) for i in getattr(n, "indices", ())):

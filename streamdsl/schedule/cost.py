@@ -5,6 +5,10 @@ These are model estimates, not Vitis HLS reports.  The model:
 * An operation takes the latency in :data:`LATENCY` (cycles at 250 MHz; scaled
   by clock / 250 MHz and rounded up for other clocks).  A statement's latency is
   its critical path: loads, the op tree, then the store.
+* A loop whose bounds are expressions (``range(lo, pos + 1)``) makes the most
+  trips its bounds allow (:mod:`streamdsl.ir.bounds`: intervals of the loop
+  variables and integer locals in scope; a bound on an unknown scalar
+  argument takes the largest constant in it).
 * A loop without ``pipeline`` takes ``trips * (body + 1)`` cycles (one cycle of
   loop control per iteration); ``unroll=f`` divides the trips by ``f``.
 * An innermost loop with no directive and more than :data:`AUTO_PIPELINE_TRIPS`
@@ -15,7 +19,8 @@ These are model estimates, not Vitis HLS reports.  The model:
   it are fully unrolled (as Vitis does) and ``depth`` is the body's latency.
   The achieved II is the largest of the requested II, the recurrence bound of
   an accumulation into a location the loop does not index (the add latency),
-  and the memory-port bound (accesses per iteration to one array bank / 2 ports).
+  and the memory-port bound (accesses per iteration to one array bank / 2 ports; a load whose address
+  does not change across the unrolled copies is one read).
 * Resources: DSPs and LUTs per operator and dtype (:data:`COST`), times the
   number of parallel copies (unroll factors, unrolled loops inside a pipeline);
   an integer multiply by a constant (index arithmetic) is shifts and adds in LUTs;
@@ -32,6 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..ir.bounds import Ranges
 from ..ir.deps import carried_accumulations
 from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Select, Store, UnaryOp, Var, walk,
@@ -140,6 +146,7 @@ class _Model:
         self.k, self.clock = k, clock
         self.res = dict(dsp=0, bram=0, uram=0, lut=0, ff=0)
         self.loops: list[LoopEstimate] = []
+        self.ranges = Ranges()  # integer scalars' intervals, for loops with expression bounds
         self.banks = {p.name: 1 for p in k.params}
         for n in (n for s in k.body for n in walk(s)):
             if isinstance(n, Alloc):
@@ -193,6 +200,10 @@ class _Model:
 
     def stmt(self, s, copies: int, unrolled: bool) -> int:
         ops: list = []
+        if isinstance(s, Decl):
+            self.ranges.set(s.name, s.init if isinstance(s.dtype, IntType) else None)
+        elif isinstance(s, Assign):
+            self.ranges.set(s.name, None)  # reassigned: its interval is no longer known
         if isinstance(s, (Store, Assign, Decl)):
             lat = self.expr(s.value if not isinstance(s, Decl) else s.init, ops) + (1 if isinstance(s, Store) else 0)
             self._charge(ops, copies)
@@ -214,7 +225,8 @@ class _Model:
         return 0
 
     def loop(self, s: For, copies: int, unrolled: bool) -> int:
-        trips = _trips(s)
+        trips = _trips(s, self.ranges)
+        self.ranges.loop(s.var, s.start, s.stop)
         if unrolled or s.attrs.get("unroll") == 0:
             lat = self.body(s.body, copies * trips, True)
             return lat + _tree_depth(s, trips, self.clock)
@@ -241,9 +253,16 @@ class _Model:
 
     def _port_ii(self, s: For) -> int:
         count: dict[str, int] = {}
+        inside = {n.var if isinstance(n, For) else n.name for b in s.body for n in walk(b) if isinstance(n, (For, Decl))}
         for n in (n for b in s.body for n in walk(b)):
-            if isinstance(n, (Load, Store)):
-                count[n.name] = count.get(n.name, 0) + _unrolled_copies(s, n)
+            if isinstance(n, Load) and not any(isinstance(v, Var) and v.name in inside
+                                               for i in n.indices for v in walk(i)):
+                copies = 1  # the same address in every unrolled copy: one read, shared (Vitis merges them)
+            elif isinstance(n, (Load, Store)):
+                copies = _unrolled_copies(s, n)
+            else:
+                continue
+            count[n.name] = count.get(n.name, 0) + copies
         worst = 1
         for name, c in count.items():
             worst = max(worst, math.ceil(c / (2 * self.banks.get(name, 1))))
@@ -272,14 +291,17 @@ def _narrow_bits(e) -> int:
     return _bits(e.dtype)
 
 
-def _trips(s: For) -> int:
+def _trips(s: For, ranges: Ranges | None = None) -> int:
+    """Iterations of loop ``s``; with expression bounds, the most it can make (:class:`~streamdsl.ir.bounds.Ranges`
+    of the scalars in scope), else the largest constant in its bounds."""
     if isinstance(s.start, Const) and isinstance(s.stop, Const):
         return max(0, -(-(s.stop.value - s.start.value) // s.step))
-    return max(1, _bound_guess(s))
+    most = ranges.max_trips(s.start, s.stop, s.step) if ranges is not None else None
+    return max(1, most if most is not None else _bound_guess(s))
 
 
 def _bound_guess(s: For) -> int:
-    """Trips of a loop with variable bounds: the largest constant in its bounds (worst case)."""
+    """Trips of a loop with bounds on unknown scalars: the largest constant in its bounds."""
     consts = [n.value for e in (s.start, s.stop) for n in walk(e) if isinstance(n, Const) and isinstance(n.value, int)]
     return max(consts, default=1)
 

@@ -1,0 +1,106 @@
+"""The cost model's loop rules, each against a hand count: expression bounds at their largest (ir/bounds.py),
+one read for an address every unrolled copy shares, and a scalar declared inside a loop carries nothing."""
+from __future__ import annotations
+
+import streamdsl as sd
+from streamdsl import f32, i32
+from streamdsl.ir.bounds import Ranges, loop_trips
+from streamdsl.ir.deps import carried_accumulations
+from streamdsl.ir.nodes import For, walk
+from streamdsl.schedule.cost import estimate
+
+
+@sd.kernel
+def windowed(X: f32[64], n_valid: i32) -> f32[1]:
+    Y: f32[1]
+    n: i32 = max(min(n_valid, 64), 1)
+    pos: i32 = n - 1
+    lo: i32 = max(0, pos - 8 + 1)
+    acc: f32 = 0.0
+    for j in range(lo, pos + 1):
+        acc += X[j]
+    Y[0] = acc
+    return Y
+
+
+@sd.kernel
+def causal(X: f32[64, 64], n_valid: i32) -> f32[64]:
+    Y: f32[64]
+    n: i32 = max(min(n_valid, 64), 1)
+    for i in range(4):
+        pos: i32 = n - 4 + i
+        acc: f32 = 0.0
+        for j in range(0, pos + 1):
+            acc += X[i, j]
+        Y[i] = acc
+    return Y
+
+
+@sd.kernel
+def scaled(A: f32[256], s: f32[1]) -> f32[256]:
+    Y: f32[256]
+    for k in range(256):
+        Y[k] = A[k] * s[0]
+    return Y
+
+
+@sd.kernel
+def rowdots(A: f32[32, 16], B: f32[16]) -> f32[32]:
+    Y: f32[32]
+    for j in range(32):
+        dot: f32 = 0.0
+        for e in range(16):
+            dot += A[j, e] * B[e]
+        Y[j] = dot
+    return Y
+
+
+def _loop(k, var):
+    return next(n for st in k.body for n in walk(st) if isinstance(n, For) and n.var == var)
+
+
+def test_a_sliding_window_loop_makes_at_most_the_window():
+    trips = loop_trips(windowed.ir.body)
+    assert trips[id(_loop(windowed.ir, "j"))] == 8  # (pos + 1) - max(0, pos - 7): pos cancels
+    lp = next(x for x in estimate(windowed.ir).loops if x.var == "j")
+    assert lp.trips == 8
+
+
+def test_a_causal_loop_makes_at_most_the_cache():
+    # n in [1, 64]; pos = n - 4 + i with i in [0, 3]: pos + 1 <= 64
+    assert loop_trips(causal.ir.body)[id(_loop(causal.ir, "j"))] == 64
+    assert next(x for x in estimate(causal.ir).loops if x.var == "j").trips == 64
+
+
+def test_ranges_of_unknown_scalars_stay_unbounded():
+    r = Ranges()
+    v = _loop(windowed.ir, "j").stop  # pos + 1 with pos unknown
+    assert r.max_trips(_loop(windowed.ir, "j").start, v) is None
+
+
+def test_a_shared_address_is_one_read_per_iteration():
+    s = sd.schedule(scaled)
+    o, i = s.split(s.loop("k"), 16)
+    s.pipeline(o)
+    s.unroll(i)
+    s.partition(s.buffer("A"), 1, "cyclic", 16)
+    s.partition(s.buffer("Y"), 1, "cyclic", 16)
+    lp = next(x for x in estimate(s.ir).loops if x.var == o.var)
+    assert lp.ii == 1  # s[0] is the same word in all 16 copies: one read, not 16 on 2 ports
+    s2 = sd.schedule(scaled)
+    o2, i2 = s2.split(s2.loop("k"), 16)
+    s2.pipeline(o2)
+    s2.unroll(i2)  # A and Y not partitioned: 16 reads and 16 writes on 2 ports each
+    assert next(x for x in estimate(s2.ir).loops if x.var == o2.var).ii == 8
+
+
+def test_a_scalar_declared_in_the_loop_is_not_carried():
+    j = _loop(rowdots.ir, "j")
+    assert list(carried_accumulations(j)) == []  # dot starts afresh every j
+    assert len(list(carried_accumulations(_loop(rowdots.ir, "e")))) == 1
+    s = sd.schedule(rowdots)
+    s.pipeline(s.loop("j"))  # e unrolled inside: II 1, the 16 adds a chain in the depth
+    s.partition(s.buffer("A"), 2, "complete")
+    s.partition(s.buffer("B"), 1, "complete")
+    lp = next(x for x in estimate(s.ir).loops if x.var == "j")
+    assert lp.ii == 1 and lp.depth >= 15 * 4
