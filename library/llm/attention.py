@@ -98,29 +98,31 @@ def make_attention_decode(q_heads: int, kv_heads: int, cache_len: int, head_dim:
     def attention_decode(Q: f32[q_heads, t, head_dim], Kc: f32[kv_heads, cache_len, head_dim],
                          Vc: f32[kv_heads, cache_len, head_dim], n_valid: i32) -> f32[t, width]:
         O: f32[t, width]
-        P: f32[cache_len] = 0.0
+        P: f32[q_heads, cache_len]  # a row per head: heads unrolled in parallel do not share it
         n: i32 = max(min(n_valid, cache_len), t)
         for g, r, i in sd.grid(kv_heads, group, t):
             h: i32 = g * group + r
             pos: i32 = n - t + i
             lo: i32 = max(0, pos - win + 1)
-            for j in range(lo, pos + 1):
+            for j in range(cache_len):  # the whole streamed cache; keys outside lo..pos are masked out
                 dot: f32 = 0.0
                 for e in range(head_dim):
                     dot += Q[h, i, e] * Kc[g, j, e]
-                P[j] = dot * scale
-            mx: f32 = P[lo]
-            for j in range(lo + 1, pos + 1):
-                mx = max(mx, P[j])
+                P[h, j] = dot * scale if j >= lo and j <= pos else -3.0e38
+            mx: f32 = -3.0e38
+            for j in range(cache_len):
+                mx = max(mx, P[h, j])
             total: f32 = 0.0
-            for j in range(lo, pos + 1):
-                P[j] = sd.exp(P[j] - mx)
-                total += P[j]
+            for j in range(cache_len):
+                P[h, j] = sd.exp(P[h, j] - mx)  # a masked key: exp(-3e38 - mx) = 0, adds nothing
+                total += P[h, j]
             for e in range(head_dim):
-                acc: f32 = 0.0
-                for j in range(lo, pos + 1):
-                    acc += P[j] * Vc[g, j, e]
-                O[i, h * head_dim + e] = acc / total
+                O[i, h * head_dim + e] = 0.0
+            for j in range(cache_len):  # a value row per iteration into head_dim accumulators
+                for e in range(head_dim):
+                    O[i, h * head_dim + e] += P[h, j] * Vc[g, j, e]
+            for e in range(head_dim):
+                O[i, h * head_dim + e] = O[i, h * head_dim + e] / total
         return O
 
     return named(attention_decode, "attention_decode" if window is None else "attention_decode_sw",

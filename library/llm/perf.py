@@ -162,7 +162,7 @@ class LLMPerf:
             f"TTFT = prefill of {self.prompt} tokens through every layer (" + ", ".join(
                 f"{lp.kind}: {lp.prefill_passes(self.prompt)} pass(es) of {lp.chunk} tokens" for lp in self.layers)
             + "; a chunk's attention at the full cache bound); decode at a KV cache of "
-            f"{self.prompt + self.gen} positions (worst case: attention loops at their largest bound)",
+            f"{self.prompt + self.gen} positions (attention walks the whole streamed cache, masked to the valid keys)",
             "latency = TTFT + gen / decode tokens/s (the paper's definition)",
             "LM head, final norm and embedding on the host: not modeled (the head would add "
             f"{self.config.vocab * self.config.hidden * (b or FP32)['weights'] / 8 / 2**20:.1f} MiB per token)",
@@ -199,9 +199,12 @@ class LLMPerf:
                            "the scalar accumulator of every library linear); int8 x int4 MACs (quant='w4a8') are "
                            "LUT multipliers with 1-cycle adds")
             if red:
-                out.append("fp32 reductions (norm means and variances, softmax sums, attention dot products) keep "
-                           "II 4 (the fadd latency; floats are not reassociated) and at t=1 have no outer loop to "
-                           "unroll: " + ", ".join(f"{n.name} {n.cycles}" for n in red) + " cycles")
+                out.append("fp32 reductions are bound by the fadd latency (4 cycles; floats are not reassociated): "
+                           "norm sums at II 4 with no outer loop to unroll at t=1; attention walks the whole "
+                           f"cache ({self.prompt + self.gen} positions) per head, each key's dot product a chain of "
+                           "head_dim adds, its value accumulators taking a key every 4 cycles, its heads unrolled "
+                           "only as far as one SLR's DSPs allow: " + ", ".join(f"{n.name} {n.cycles}" for n in red)
+                           + " cycles")
             out.append(f"compute roofline of the fp32 fabric: {self.fp32_roofline_tps:.0f} tokens/s; the design "
                        f"reaches {tps / self.fp32_roofline_tps * 100:.1f} % of it")
         return out

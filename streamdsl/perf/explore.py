@@ -51,6 +51,7 @@ from ..dataflow.dfschedule import DataflowSchedule
 from ..dataflow.graph import DataflowFunction
 from ..errors import ScheduleError, StreamDSLError, caller_loc
 from ..progress import bar
+from ..ir.bounds import loop_trips
 from ..ir.deps import affine, carried_accumulations
 from ..dataflow.layout import dtype_bits
 from ..ir.nodes import Alloc, CallKernel, Const, For, If, Load, Store, walk
@@ -88,11 +89,24 @@ def _has_loop(stmts) -> bool:
     return any(isinstance(s, For) or (isinstance(s, If) and (_has_loop(s.then) or _has_loop(s.orelse))) for s in stmts)
 
 
+SHORT_INNER = 64  # an inner loop of at most this many trips is unrolled inside its parent's pipeline
+
+
 def pipeline_innermost(s: Schedule, ii: int = 1) -> None:
+    """Pipeline every innermost loop; but when it is short (constant trips <= :data:`SHORT_INNER`) and the only
+    loop of a parent whose bounds are expressions (``for j in range(lo, pos + 1)``, which Vitis cannot flatten),
+    pipeline the parent instead, the short loop fully unrolled in it and its arrays partitioned to match."""
     for lp, parents in list(_loops_with_parents(s.ir.body)):
         if not _has_loop(lp.body) and "pipeline" not in lp.attrs and "unroll" not in lp.attrs \
                 and not any("pipeline" in p.attrs for p in parents):
-            s.pipeline(s.loop(lp.var), ii=ii)
+            p = parents[-1] if parents else None
+            n = _trips(lp)
+            if (p is not None and (_trips(p) or 2) > 1 and n is not None and n <= SHORT_INNER and "unroll" not in p.attrs
+                    and sum(1 for x in p.body if isinstance(x, (For, If))) == 1):
+                s.pipeline(s.loop(p.var), ii=ii)
+                _partition_for(s, lp, n)
+            else:
+                s.pipeline(s.loop(lp.var), ii=ii)
 
 
 def reorder_for_streams(s: Schedule) -> int:
@@ -138,7 +152,9 @@ def unroll_parallel(s: Schedule, u: int) -> int:
     best = 1
     seen: dict[str, int] = {}  # loops unrolled here: factor
     nests = [(lp, parents) for lp, parents in _loops_with_parents(s.ir.body) if "pipeline" in lp.attrs]
-    work = {id(lp): math.prod([_trips(p) or 1 for p in parents] + [_trips(lp) or 1]) for lp, parents in nests}
+    most_trips = loop_trips(s.ir.body)  # expression bounds at their largest
+    work = {id(lp): math.prod([most_trips.get(id(p)) or 1 for p in parents] + [most_trips.get(id(lp)) or 1])
+            for lp, parents in nests}
     most = max(work.values(), default=1)
     for lp, parents in nests:
         u_n = max(1, min(u, math.ceil(u * math.sqrt(work[id(lp)] / most))))
@@ -172,17 +188,29 @@ def unroll_parallel(s: Schedule, u: int) -> int:
 
 
 def _partition_for(s: Schedule, lp: For, v: int) -> None:
-    """Partition, cyclically by ``v``, every array dimension that loop ``lp`` indexes: its lanes read in parallel."""
+    """Partition, cyclically by ``v``, every array dimension that loop ``lp`` indexes: its lanes read in parallel.
+
+    A dimension another nest already partitioned more finely keeps its factor (a cyclic partition by ``f``
+    serves ``v`` lanes too when ``v`` divides ``f``); otherwise it takes the least common multiple."""
     done = set()
     for n in (n for b in lp.body for n in walk(b)):
         if isinstance(n, (Load, Store)):
             for d, idx in enumerate(n.indices):
                 if lp.var in set(affine(idx) or {}) and (n.name, d) not in done:
                     done.add((n.name, d))
+                    f = math.lcm(v, *(p[2] for p in _partitions(s.ir, n.name) if p[0] == d + 1 and p[1] == "cyclic"))
                     try:
-                        s.partition(s.buffer(n.name), d + 1, "cyclic", v)
+                        s.partition(s.buffer(n.name), d + 1, "cyclic", f)
                     except ScheduleError:
                         pass
+
+
+def _partitions(k, name: str) -> tuple:
+    """The partition entries of array ``name`` in kernel ``k`` (a parameter's or a local's)."""
+    for n in (n for st in k.body for n in walk(st)):
+        if isinstance(n, Alloc) and n.name == name:
+            return n.attrs.get("partition", ())
+    return dict(k.attrs.get("partition", ())).get(name, ())
 
 
 def inline_calls(s: Schedule) -> None:
