@@ -109,32 +109,80 @@ class DmaModel:
     cycles: int = 0
 
 
-def allocate_channels(dmas: list[DmaModel], channels: int) -> int:
+def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float | None = None) -> int:
     """Give each DMA of one region a share of ``channels`` memory channels; returns the channels used.
 
-    Every DMA gets one channel of its own while there are channels; the
-    spare channels go one at a time to the DMA with the most bytes per
-    channel (its data striped over them, one AXI port each).  With more DMAs
-    than channels the smallest share the last channel in proportion to
-    their bytes.
+    The smallest DMAs, as many as together move no more than an average
+    channel's share of the region's bytes, share one channel (the last) in
+    proportion to their bytes, as m_axi ports bundled on one HBM channel do;
+    a lone small DMA simply has that channel.  Every other DMA gets one channel
+    of its own, and the spare channels go one at a time to the DMA with the
+    most bytes per channel (its data striped over them, one AXI port each).
+    When the larger DMAs alone outnumber the channels, all but the largest
+    ``channels - 1`` share the last one.
+
+    ``channel_bytes`` (bytes per cycle one channel moves): the channels then
+    go by the DMA's time as the token simulator sees it, ``tokens x
+    ceil(token bytes / (channels x channel_bytes))``, to make the longest of
+    those times the smallest the channels allow (a DMA whose token needs 1.1
+    channel-cycles gains nothing from a 2nd channel until its token fits in
+    1); the channels left then shorten the other DMAs, slowest first, and
+    channels that shorten no DMA stay unused.
     """
     if not dmas:
         return 0
     order = sorted(dmas, key=lambda d: -d.bytes)
-    if len(order) > channels:
+    total = sum(d.bytes for d in order)
+    split = len(order)
+    tail = 0
+    while split > 1 and tail + order[split - 1].bytes <= total / channels:
+        split -= 1
+        tail += order[split].bytes
+    own, shared = order[:split], order[split:]
+    if len(shared) <= 1:
+        own, shared = order, []
+    if len(own) + (1 if shared else 0) > channels:
         own, shared = order[:channels - 1], order[channels - 1:]
-        for d in own:
-            d.channels = 1.0
-        tot = sum(d.bytes for d in shared) or 1
-        for d in shared:
-            d.channels = max(1e-3, d.bytes / tot)
-        return channels
-    for d in order:
+    for d in own:
         d.channels = 1.0
-    for _ in range(channels - len(order)):
-        best = max(order, key=lambda d: d.bytes / d.channels)
-        best.channels += 1.0
-    return int(sum(d.channels for d in order))
+    tot = sum(d.bytes for d in shared) or 1
+    for d in shared:
+        d.channels = max(1e-3, d.bytes / tot)
+    spare = channels - len(own) - (1 if shared else 0)
+    if channel_bytes is None:
+        for _ in range(spare):
+            best = max(own, key=lambda d: d.bytes / d.channels)
+            best.channels += 1.0
+    elif own:
+        def cyc(d, c: int) -> int:
+            return d.tokens * max(1, math.ceil(d.token_bytes / (c * channel_bytes)))
+
+        def need(d, limit: int) -> int | None:  # fewest channels that bring d within limit
+            return next((c for c in range(1, avail + 1) if cyc(d, c) <= limit), None)
+
+        avail = spare + len(own)
+        times = sorted({cyc(d, c) for d in own for c in range(1, avail + 1)})
+        lo, hi = 0, len(times) - 1  # the smallest longest-DMA time the channels can reach
+        while lo < hi:
+            mid = (lo + hi) // 2
+            cs = [need(d, times[mid]) for d in own]
+            if all(c is not None for c in cs) and sum(cs) <= avail:
+                hi = mid
+            else:
+                lo = mid + 1
+        for d in own:
+            d.channels = float(need(d, times[lo]))
+        left = avail - int(sum(d.channels for d in own))
+        while left > 0:  # what is left shortens the others, slowest first, fewest channels first
+            gains = [(cyc(d, int(d.channels)), -k, d) for d in own
+                     for k in [next((k for k in range(1, left + 1)
+                                     if cyc(d, int(d.channels) + k) < cyc(d, int(d.channels))), None)] if k]
+            if not gains:
+                break
+            _, neg, d = max(gains, key=lambda x: x[:2])
+            d.channels -= neg
+            left += neg
+    return int(sum(d.channels for d in own)) + (1 if shared else 0)
 
 
 # ------------------------------------------------------------------ analytic model
@@ -574,9 +622,10 @@ def model_tasks(g, board="u55c", clock_mhz: float | None = None, bits: dict | No
             _add(res, FORK_LOGIC)
             nodes[n.name] = NodePerf(n.name, n.kind, n.region, n.sim, n.sim.latency, res)
     used = 0
-    for region in sorted({d.region for d in dmas}):
-        used = max(used, allocate_channels([d for d in dmas if d.region == region], mem.channels))
     port_gbs = mem.port_bits / 8 * clock / 1e3
+    per_channel = min(port_gbs, mem.channel_gbs) * 1e3 / clock  # bytes per cycle
+    for region in sorted({d.region for d in dmas}):
+        used = max(used, allocate_channels([d for d in dmas if d.region == region], mem.channels, per_channel))
     for d in dmas:
         ports = max(1, math.ceil(d.channels))
         gbs = min(ports * port_gbs, d.channels * mem.channel_gbs)
@@ -687,7 +736,8 @@ def design_assumptions(p: DesignPerf, bits: dict | None) -> list[str]:
         f"memory {mem.kind}: {mem.channels} channels x {mem.channel_gbs:g} GB/s = {mem.total_gbs:g} GB/s; a DMA "
         f"port is {mem.port_bits} bits = {port_gbs:g} GB/s at the clock; a DMA uses one port per channel it holds "
         f"and its data is striped over them; first beat after {DMA_LATENCY} cycles",
-        "channels per region: one per DMA, spare channels to the DMA with the most bytes per channel "
+        "channels per region: the smallest DMAs (together at most an average channel's bytes) share one, the "
+        "others one each and the spare channels to the DMA with the most bytes per channel "
         f"(this design: {p.channels_used} of {mem.channels})",
         f"buffers: <= {LUTRAM_MAX_BYTES} B LUTRAM (64 bits/LUT), <= {BRAM_MAX_BYTES // 1024} KiB BRAM18K, larger "
         "URAM; kernels' local arrays as the cost model binds them",

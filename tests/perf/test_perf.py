@@ -85,8 +85,9 @@ def test_model_design_dma_arithmetic():
     p = model_design(g, "u55c")
     load = next(d for d in p.dmas if d.direction == "load")
     assert load.bytes == N * N * 4 and load.token_bytes == N * 4
-    # one load + one store: 1 channel each, 30 spares split between them (15 + 16 or 16 + 15)
-    assert p.channels_used == 32
+    # one load + one store of 256-byte tokens; a channel moves 14.375 GB/s / 250 MHz = 57.5 B a cycle, so 5
+    # channels move a token a cycle and a 6th shortens nothing: 5 each, 10 of the 32
+    assert p.channels_used == 10 and all(d.channels == 5 for d in p.dmas)
     per_cycle = load.gbs * 1e9 / 250e6
     assert load.ii == max(1, math.ceil(N * 4 / per_cycle))
     assert p.sim is not None and p.cycles == p.sim.cycles and p.fits
@@ -170,3 +171,22 @@ def test_llm_perf_prefill_in_chunks():
     with pytest.raises(Exception) as ei:
         llm_perf(c, "u55c", prompt=8, gen=2, bits=W4A8, prefill_chunk=0)
     assert "prefill_chunk must be a positive integer" in str(ei.value) and "test_perf.py" in str(ei.value)
+
+
+def test_small_dmas_share_one_channel():
+    ds = [DmaModel(n, n, "load", 0, 32, b, 1, b) for n, b in (("w1", 4000), ("w2", 3000), ("s1", 40), ("s2", 60))]
+    # 7100 bytes over 4 channels: 1775 a channel; s1 + s2 = 100 fit in one, so they share the last
+    assert allocate_channels(ds, 4) == 4
+    got = {d.name: d.channels for d in ds}
+    assert got["s1"] == pytest.approx(0.4) and got["s2"] == pytest.approx(0.6)
+    assert got["w1"] + got["w2"] == 3 and got["w1"] == 2  # the spare to the most bytes per channel
+
+
+def test_channels_by_token_time_minimise_the_longest_dma():
+    # 512-byte tokens at 64 bytes per channel-cycle: 8 channels move a token a cycle, 7 need 2 cycles
+    ds = [DmaModel("a", "a", "load", 0, 4, 512 * 100, 100, 512), DmaModel("b", "b", "load", 0, 4, 512 * 100, 100, 512)]
+    used = allocate_channels(ds, 12, channel_bytes=64.0)
+    assert sorted(d.channels for d in ds) == [4.0, 8.0]  # 100 cycles and 200: 6 + 6 would give 200 and 200
+    assert used == 12
+    ds2 = [DmaModel("a", "a", "load", 0, 4, 512 * 100, 100, 512)]
+    assert allocate_channels(ds2, 12, channel_bytes=64.0) == 8  # a 9th channel shortens nothing: unused
