@@ -6,17 +6,7 @@ import streamdsl as sd
 from streamdsl import f32
 from streamdsl.perf.explore import _partitions, pipeline_innermost, unroll_parallel
 from streamdsl.schedule.cost import estimate
-
-
-@sd.kernel
-def rowdots(A: f32[32, 16], B: f32[16]) -> f32[32]:
-    Y: f32[32]
-    for j in range(32):
-        dot: f32 = 0.0
-        for e in range(16):
-            dot += A[j, e] * B[e]
-        Y[j] = dot
-    return Y
+from tests.schedule.test_cost_model import rowdots  # 32 rows, each a dot of 16
 
 
 @sd.kernel
