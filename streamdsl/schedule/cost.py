@@ -10,7 +10,18 @@ These are model estimates, not Vitis HLS reports.  The model:
   variables and integer locals in scope; a bound on an unknown scalar
   argument takes the largest constant in it).
 * A loop without ``pipeline`` takes ``trips * (body + 1)`` cycles (one cycle of
-  loop control per iteration); ``unroll=f`` divides the trips by ``f``.
+  loop control per iteration); ``unroll=f`` divides the trips by ``f`` when
+  the body is straight-line code.  When the body holds a loop that is not
+  fully unrolled (a rolled or pipelined loop), the ``f`` copies of that loop
+  run one after another, so the trips are not divided: "a loop containing a
+  pipelined loop is either dataflow or sequential" (UG1399, "Working with
+  Nested Loops").
+* A perfect nest (each loop holding only the next, constant bounds, no
+  directive) around a pipelined loop is flattened into one pipeline, as
+  Vitis does by default: ``(prod trips - 1) * II + depth``.  An accumulation
+  the outer loops carry (``A[o] += ...`` inside ``for k: for o``) recurs
+  only after the loops inside the innermost loop that does not index it come
+  round, so it bounds II by latency / that distance.
 * An innermost loop with no directive and more than :data:`AUTO_PIPELINE_TRIPS`
   constant trips is pipelined at II 1, as Vitis HLS does by default
   (``syn.compile.pipeline_loops`` = 64, UG1399 "Automatic Loop Pipelining"; the
@@ -19,8 +30,10 @@ These are model estimates, not Vitis HLS reports.  The model:
   it are fully unrolled (as Vitis does) and ``depth`` is the body's latency.
   The achieved II is the largest of the requested II, the recurrence bound of
   an accumulation into a location the loop does not index (the add latency),
-  and the memory-port bound (accesses per iteration to one array bank / 2 ports; a load whose address
-  does not change across the unrolled copies is one read).
+  and the memory-port bound (accesses per iteration to one array bank / 2 ports; copies of an access
+  along an unrolled loop its index does not use share one address: one read, or one write).
+  An unrolled accumulation is a chain of adds for floats (not reassociated) and
+  a balanced tree for integers (Vitis balances integer expressions).
 * Resources: DSPs and LUTs per operator and dtype (:data:`COST`), times the
   number of parallel copies (unroll factors, unrolled loops inside a pipeline);
   an integer multiply by a constant (index arithmetic) is shifts and adds in LUTs;
@@ -30,7 +43,9 @@ These are model estimates, not Vitis HLS reports.  The model:
   unrolled copy (the copies differ by constant offsets, which partitioning
   turns into bank wiring);
   local arrays take BRAM18K blocks (or URAM, or LUTs / registers when bound so),
-  per partition.
+  per partition; a partition of at most :data:`SMALL_BANK_BITS` bits is
+  distributed RAM in LUTs (a 1024-way partitioned accumulator row is not a
+  thousand BRAMs).
 """
 from __future__ import annotations
 
@@ -63,6 +78,7 @@ COST = {  # (DSP, LUT) per operator
 }
 AUTO_PIPELINE_TRIPS = 64
 BRAM_BITS = 18 * 1024
+SMALL_BANK_BITS = 1024  # a bank this small is distributed RAM (LUTs), not a BRAM18K of its own
 URAM_BITS = 288 * 1024
 
 
@@ -150,7 +166,7 @@ class _Model:
         self.banks = {p.name: 1 for p in k.params}
         for n in (n for s in k.body for n in walk(s)):
             if isinstance(n, Alloc):
-                self.banks[n.name] = _banks(n)
+                self.banks[n.name] = alloc_banks(n)
         for name, parts in k.attrs.get("partition", ()):
             self.banks[name] = _banks_of(parts, dict((p.name, p.type) for p in k.params)[name].shape)
 
@@ -230,9 +246,10 @@ class _Model:
         if unrolled or s.attrs.get("unroll") == 0:
             lat = self.body(s.body, copies * trips, True)
             return lat + _tree_depth(s, trips, self.clock)
-        auto = ("pipeline" not in s.attrs and "unroll" not in s.attrs and trips > AUTO_PIPELINE_TRIPS
-                and isinstance(s.start, Const) and isinstance(s.stop, Const)
-                and not any(isinstance(n, For) for b in s.body for n in walk(b)))
+        auto = "pipeline" not in s.attrs and _is_pipelined(s)
+        chain = self._perfect_chain(s)
+        if chain is not None:
+            return self._flattened(chain, copies)
         if "pipeline" in s.attrs or auto:
             ii_req = int(s.attrs.get("pipeline", 1))
             depth = self.body(s.body, copies, True)
@@ -247,21 +264,57 @@ class _Model:
             return cycles
         f = s.attrs.get("unroll") or 1
         body = self.body(s.body, copies * f, False)
-        cycles = math.ceil(trips / f) * (body + 1)
-        self.loops.append(LoopEstimate(s.var, trips, cycles, note=f"unrolled x{f}" if f > 1 else ""))
+        if f > 1 and _holds_loop(s):  # copies of a rolled or pipelined loop run one after another (UG1399)
+            cycles = trips * (body + 1)
+            note = f"unrolled x{f}: the copies run one after another (each holds a loop that is not unrolled)"
+        else:
+            cycles = math.ceil(trips / f) * (body + 1)
+            note = f"unrolled x{f}" if f > 1 else ""
+        self.loops.append(LoopEstimate(s.var, trips, cycles, note=note))
+        return cycles
+
+    def _perfect_chain(self, s: For) -> list[For] | None:
+        """``s`` and the loops down to a pipelined one when they form a perfect nest Vitis flattens: each holds
+        only the next, constant bounds, no directive but the innermost's pipeline."""
+        chain = [s]
+        while True:
+            lp = chain[-1]
+            if lp is not s and _is_pipelined(lp):
+                return chain
+            if ("pipeline" in lp.attrs or "unroll" in lp.attrs or not isinstance(lp.start, Const)
+                    or not isinstance(lp.stop, Const) or len(lp.body) != 1 or not isinstance(lp.body[0], For)):
+                return None
+            chain.append(lp.body[0])
+
+    def _flattened(self, chain: list[For], copies: int) -> int:
+        """One pipeline over the iterations of a perfect nest: ``(prod trips - 1) x II + depth``; an accumulation
+        the outer loops carry recurs only after the loops inside them come round (its distance)."""
+        for lp in chain[1:-1]:
+            self.ranges.loop(lp.var, lp.start, lp.stop)
+        self.loop(chain[-1], copies, False)
+        inner = self.loops[-1]
+        total = math.prod(_trips(lp) for lp in chain)
+        ii = max(inner.ii or 1, _flat_recurrence(chain, self.clock))
+        cycles = (total - 1) * ii + (inner.depth or 0) + 1
+        names = " x ".join(lp.var for lp in chain)
+        self.loops.append(LoopEstimate(chain[0].var, total, cycles, ii, inner.depth,
+                                       f"perfect nest {names} flattened into one pipeline (Vitis default)"))
         return cycles
 
     def _port_ii(self, s: For) -> int:
+        """Accesses per iteration to one bank / 2 ports.  The unrolled copies of an access touch as many
+        addresses as the unrolled loops its index uses make (copies along a loop it does not use share an
+        address: one read, merged, or one write, the last); a local declared inside makes every copy count."""
         count: dict[str, int] = {}
-        inside = {n.var if isinstance(n, For) else n.name for b in s.body for n in walk(b) if isinstance(n, (For, Decl))}
+        decls = {n.name for b in s.body for n in walk(b) if isinstance(n, Decl)}
         for n in (n for b in s.body for n in walk(b)):
-            if isinstance(n, Load) and not any(isinstance(v, Var) and v.name in inside
-                                               for i in n.indices for v in walk(i)):
-                copies = 1  # the same address in every unrolled copy: one read, shared (Vitis merges them)
-            elif isinstance(n, (Load, Store)):
+            if not isinstance(n, (Load, Store)):
+                continue
+            used = {v.name for i in n.indices for v in walk(i) if isinstance(v, Var)}
+            if used & decls:
                 copies = _unrolled_copies(s, n)
             else:
-                continue
+                copies = _unrolled_copies(s, n, lambda lp: lp.var in used)
             count[n.name] = count.get(n.name, 0) + copies
         worst = 1
         for name, c in count.items():
@@ -274,8 +327,8 @@ class _Model:
         banks = self.banks[a.name]
         if bind == "reg" or banks >= a.type.size:
             self.res["ff"] += bits
-        elif bind == "lutram":
-            self.res["lut"] += math.ceil(bits / 64)
+        elif bind == "lutram" or (bind is None and bits / banks <= SMALL_BANK_BITS):
+            self.res["lut"] += banks * math.ceil(bits / banks / 64)  # distributed RAM: 64 bits per LUT
         elif bind == "uram":
             self.res["uram"] += banks * math.ceil(bits / banks / URAM_BITS)
         else:
@@ -307,9 +360,40 @@ def _bound_guess(s: For) -> int:
 
 
 def _tree_depth(s: For, trips: int, clock: float) -> int:
-    """Extra latency of an unrolled accumulation: a chain of adds (floats are not reassociated); copies that
-    accumulate into locations of their own do not chain."""
-    return max(((trips - 1) * op_latency(op, n.value.dtype, clock) for n, op in carried_accumulations(s)), default=0)
+    """Extra latency of an unrolled accumulation: a chain of adds for floats (not reassociated), a balanced
+    tree for integers (Vitis balances integer expressions); copies that accumulate into locations of their
+    own do not chain."""
+    def steps(dtype) -> int:
+        return trips - 1 if isinstance(dtype, FloatType) else max(0, math.ceil(math.log2(max(1, trips))))
+
+    return max((steps(n.value.dtype) * op_latency(op, n.value.dtype, clock) for n, op in carried_accumulations(s)),
+               default=0)
+
+
+def _is_pipelined(s: For) -> bool:
+    """Explicitly pipelined, or an innermost loop of more than AUTO_PIPELINE_TRIPS constant trips (auto)."""
+    if "pipeline" in s.attrs:
+        return True
+    return ("unroll" not in s.attrs and isinstance(s.start, Const) and isinstance(s.stop, Const)
+            and _trips(s) > AUTO_PIPELINE_TRIPS and not any(isinstance(n, For) for b in s.body for n in walk(b)))
+
+
+def _holds_loop(s: For) -> bool:
+    """Does ``s`` hold a loop that is not fully unrolled (so its unrolled copies cannot overlap)?"""
+    return any(isinstance(n, For) and n.attrs.get("unroll") != 0 for b in s.body for n in walk(b))
+
+
+def _flat_recurrence(chain: list[For], clock: float) -> int:
+    """The II an accumulation allows in the flattened nest ``chain``: its location recurs once the loops inside
+    the innermost loop that does not index it have come round, so II >= latency / that distance."""
+    worst = 1
+    for k, lp in enumerate(chain):
+        distance = math.prod(_trips(x) for x in chain[k + 1:])
+        inner = {id(n) for x in chain[k + 1:] for n, _ in carried_accumulations(x)}
+        for n, op in carried_accumulations(lp):
+            if id(n) not in inner:  # lp is the innermost loop carrying it
+                worst = max(worst, math.ceil(op_latency(op, n.value.dtype, clock) / max(1, distance)))
+    return worst
 
 
 def _recurrence(s: For, clock: float) -> int:
@@ -317,15 +401,16 @@ def _recurrence(s: For, clock: float) -> int:
     return max([1] + [op_latency(op, n.value.dtype, clock) for n, op in carried_accumulations(s)])
 
 
-def _unrolled_copies(loop: For, node) -> int:
+def _unrolled_copies(loop: For, node, counts=lambda lp: True) -> int:
+    """Copies of ``node`` the loops inside ``loop`` around it make (only the loops ``counts`` keeps)."""
     copies = 1
     for n in (n for b in loop.body for n in walk(b)):
-        if isinstance(n, For) and any(m is node for m in walk(n)):
+        if isinstance(n, For) and counts(n) and any(m is node for m in walk(n)):
             copies *= _trips(n)
     return copies
 
 
-def _banks(a: Alloc) -> int:
+def alloc_banks(a: Alloc) -> int:
     return _banks_of(a.attrs.get("partition", ()), a.type.shape)
 
 

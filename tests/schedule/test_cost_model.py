@@ -104,3 +104,59 @@ def test_a_scalar_declared_in_the_loop_is_not_carried():
     s.partition(s.buffer("B"), 1, "complete")
     lp = next(x for x in estimate(s.ir).loops if x.var == "j")
     assert lp.ii == 1 and lp.depth >= 15 * 4
+
+
+@sd.kernel
+def outer_sum(X: f32[16, 64]) -> f32[16]:
+    Y: f32[16]
+    for i in range(16):
+        Y[i] = 0.0
+    for k in range(64):
+        for i2 in range(16):
+            Y[i2] += X[i2, k]
+    return Y
+
+
+@sd.kernel
+def rowsums(X: f32[8, 128]) -> f32[8]:
+    Y: f32[8]
+    for i in range(8):
+        acc: f32 = 0.0
+        for k in range(128):
+            acc += X[i, k]
+        Y[i] = acc
+    return Y
+
+
+def test_a_perfect_nest_flattens_and_an_outer_sum_recurs_at_its_distance():
+    s = sd.schedule(outer_sum)
+    s.pipeline(s.loop("i2"))
+    est = estimate(s.ir)
+    flat = next(x for x in est.loops if x.var == "k")
+    # k x i2 flattened: 1024 iterations; Y[i2] recurs every 16 iterations, more than the fadd's 4 cycles: II 1
+    assert flat.trips == 1024 and flat.ii == 1 and "flattened" in flat.note
+    assert flat.cycles == 1023 * 1 + flat.depth + 1
+
+
+def test_unrolled_copies_of_a_pipelined_loop_run_one_after_another():
+    s = sd.schedule(rowsums)
+    s.pipeline(s.loop("k"))
+    base = estimate(s.ir)
+    one = next(x for x in base.loops if x.var == "i").cycles
+    s.unroll(s.loop("i"), 4)
+    est = estimate(s.ir)
+    four = next(x for x in est.loops if x.var == "i")
+    assert four.cycles == one  # 4 copies of the k pipeline, in sequence: no faster
+    assert "one after another" in four.note
+    assert est.resources["dsp"] == 4 * base.resources["dsp"]  # but 4 copies of its hardware
+
+
+def test_an_unrolled_integer_sum_is_a_tree_and_a_float_sum_a_chain():
+    from streamdsl.schedule.cost import _tree_depth
+
+    s = sd.schedule(rowsums)
+    lp = _loop(s.ir, "k")
+    assert _tree_depth(lp, 128, 250.0) == 127 * 4  # fp32: 127 chained fadds
+    from tests.schedule.test_rfactor import dot_i8
+
+    assert _tree_depth(_loop(dot_i8.ir, "k"), 512, 250.0) == 9  # int: log2(512) levels of 1-cycle adds
