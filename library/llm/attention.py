@@ -98,31 +98,34 @@ def make_attention_decode(q_heads: int, kv_heads: int, cache_len: int, head_dim:
     def attention_decode(Q: f32[q_heads, t, head_dim], Kc: f32[kv_heads, cache_len, head_dim],
                          Vc: f32[kv_heads, cache_len, head_dim], n_valid: i32) -> f32[t, width]:
         O: f32[t, width]
-        P: f32[q_heads, cache_len]  # a row per head: heads unrolled in parallel do not share it
+        S: f32[q_heads, t, cache_len]  # scores, then probabilities: a row per head and query
+        M: f32[q_heads, t]
+        T: f32[q_heads, t]
         n: i32 = max(min(n_valid, cache_len), t)
-        for g, r, i in sd.grid(kv_heads, group, t):
+        # each phase is one perfect loop nest, which Vitis flattens into a single pipeline over every head
+        for g, r, i, j in sd.grid(kv_heads, group, t, cache_len):  # a key per cycle: its head_dim products
             h: i32 = g * group + r
             pos: i32 = n - t + i
             lo: i32 = max(0, pos - win + 1)
-            for j in range(cache_len):  # the whole streamed cache; keys outside lo..pos are masked out
-                dot: f32 = 0.0
-                for e in range(head_dim):
-                    dot += Q[h, i, e] * Kc[g, j, e]
-                P[h, j] = dot * scale if j >= lo and j <= pos else -3.0e38
-            mx: f32 = -3.0e38
-            for j in range(cache_len):
-                mx = max(mx, P[h, j])
-            total: f32 = 0.0
-            for j in range(cache_len):
-                P[h, j] = sd.exp(P[h, j] - mx)  # a masked key: exp(-3e38 - mx) = 0, adds nothing
-                total += P[h, j]
+            dot: f32 = 0.0
             for e in range(head_dim):
-                O[i, h * head_dim + e] = 0.0
-            for j in range(cache_len):  # a value row per iteration into head_dim accumulators
-                for e in range(head_dim):
-                    O[i, h * head_dim + e] += P[h, j] * Vc[g, j, e]
+                dot += Q[h, i, e] * Kc[g, j, e]
+            S[h, i, j] = dot * scale if j >= lo and j <= pos else -3.0e38  # keys outside lo..pos masked out
+        for h, i in sd.grid(q_heads, t):
+            M[h, i] = -3.0e38
+            T[h, i] = 0.0
+        for i, j, h in sd.grid(t, cache_len, q_heads):  # the heads side by side: a key of every head per cycle
+            M[h, i] = max(M[h, i], S[h, i, j])
+        for i, j, h in sd.grid(t, cache_len, q_heads):
+            S[h, i, j] = sd.exp(S[h, i, j] - M[h, i])  # a masked key: exp(-3e38 - max) = 0, adds nothing
+            T[h, i] += S[h, i, j]
+        for i, h, e in sd.grid(t, q_heads, head_dim):
+            O[i, h * head_dim + e] = 0.0
+        for i, j, g, r in sd.grid(t, cache_len, kv_heads, group):  # a value row into head_dim accumulators
             for e in range(head_dim):
-                O[i, h * head_dim + e] = O[i, h * head_dim + e] / total
+                O[i, (g * group + r) * head_dim + e] += S[g * group + r, i, j] * Vc[g, j, e]
+        for i, h, e in sd.grid(t, q_heads, head_dim):
+            O[i, h * head_dim + e] = O[i, h * head_dim + e] / T[h, i]
         return O
 
     return named(attention_decode, "attention_decode" if window is None else "attention_decode_sw",

@@ -95,10 +95,9 @@ def _quant_linear(name: str, t: int, n_in: int, n_out: int, wbits: int, bias: bo
             Y: f32[t, n_out]
             A: i32[t, n_out]
             for i, o in sd.grid(t, n_out):
-                acc: i32 = 0
-                for k in range(n_in):
-                    acc += sd.cast(Xq[i, k], i32) * sd.cast(Wq[o, k], i32)
-                A[i, o] = acc
+                A[i, o] = 0
+            for i, k, o in sd.grid(t, n_in, n_out):  # outputs innermost: lanes over o inside one pipeline
+                A[i, o] += sd.cast(Xq[i, k], i32) * sd.cast(Wq[o, k], i32)
             for i, o in sd.grid(t, n_out):  # dequantise apart: the MAC lanes do not each carry fp32 multipliers
                 Y[i, o] = sd.cast(A[i, o], f32) * sx[i] * sw[o] + b[o]
             return Y
@@ -111,10 +110,9 @@ def _quant_linear(name: str, t: int, n_in: int, n_out: int, wbits: int, bias: bo
         Y: f32[t, n_out]
         A: i32[t, n_out]
         for i, o in sd.grid(t, n_out):
-            acc: i32 = 0
-            for k in range(n_in):
-                acc += sd.cast(Xq[i, k], i32) * sd.cast(Wq[o, k], i32)
-            A[i, o] = acc
+            A[i, o] = 0
+        for i, k, o in sd.grid(t, n_in, n_out):  # outputs innermost: lanes over o inside one pipeline
+            A[i, o] += sd.cast(Xq[i, k], i32) * sd.cast(Wq[o, k], i32)
         for i, o in sd.grid(t, n_out):  # dequantise apart: the MAC lanes do not each carry fp32 multipliers
             Y[i, o] = sd.cast(A[i, o], f32) * sx[i] * sw[o]
         return Y

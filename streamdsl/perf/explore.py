@@ -56,7 +56,7 @@ from ..ir.deps import affine, carried_accumulations
 from ..dataflow.layout import dtype_bits
 from ..ir.nodes import Alloc, CallKernel, Const, For, If, Load, Store, walk
 from ..types import FloatType
-from ..schedule.cost import BOARD_BUDGET, estimate
+from ..schedule.cost import BOARD_BUDGET, alloc_banks, estimate
 from ..schedule.schedule import Schedule
 from .boards import RESOURCES, board as get_board
 from .model import BRAM_MAX_BYTES, DesignPerf, capped_fifos, model_design, model_tasks, size_depths
@@ -90,23 +90,40 @@ def _has_loop(stmts) -> bool:
 
 
 SHORT_INNER = 64  # an inner loop of at most this many trips is unrolled inside its parent's pipeline
+SHORT_REDUCTION = 256  # ... or this many when it is a reduction (a dot product: the pipeline hides its chain)
 
 
 def pipeline_innermost(s: Schedule, ii: int = 1) -> None:
-    """Pipeline every innermost loop; but when it is short (constant trips <= :data:`SHORT_INNER`) and the only
-    loop of a parent whose bounds are expressions (``for j in range(lo, pos + 1)``, which Vitis cannot flatten),
-    pipeline the parent instead, the short loop fully unrolled in it and its arrays partitioned to match."""
+    """Pipeline every innermost loop; but when it is short (constant trips <= :data:`SHORT_INNER`, or
+    :data:`SHORT_REDUCTION` for a reduction such as a dot product) and the only loop of a parent of more
+    than one trip (``for j: dot = 0; for e in range(64): dot += ...``), pipeline the parent instead: the
+    short loop fully unrolled in it, its arrays partitioned to match, a key a cycle."""
     for lp, parents in list(_loops_with_parents(s.ir.body)):
         if not _has_loop(lp.body) and "pipeline" not in lp.attrs and "unroll" not in lp.attrs \
                 and not any("pipeline" in p.attrs for p in parents):
-            p = parents[-1] if parents else None
-            n = _trips(lp)
-            if (p is not None and (_trips(p) or 2) > 1 and n is not None and n <= SHORT_INNER and "unroll" not in p.attrs
-                    and sum(1 for x in p.body if isinstance(x, (For, If))) == 1):
+            p = _pipeline_parent(lp, parents)
+            if p is not None:
                 s.pipeline(s.loop(p.var), ii=ii)
-                _partition_for(s, lp, n)
+                _partition_for(s, lp, _trips(lp))
             else:
                 s.pipeline(s.loop(lp.var), ii=ii)
+
+
+def _pipeline_parent(lp: For, parents) -> For | None:
+    """The loop to pipeline instead of the short innermost loop ``lp``: the nearest enclosing loop of more
+    than one trip, each loop on the way holding nothing but the next one's chain (trip-1 loops unroll away)."""
+    n = _trips(lp)
+    if n is None or n > (SHORT_REDUCTION if any(True for _ in carried_accumulations(lp)) else SHORT_INNER):
+        return None
+    child = lp
+    for p in reversed(parents):
+        if "unroll" in p.attrs or sum(1 for x in p.body if isinstance(x, (For, If))) != 1 or \
+                not any(x is child for x in p.body):
+            return None
+        if (_trips(p) or 2) > 1:
+            return p
+        child = p
+    return None
 
 
 def reorder_for_streams(s: Schedule) -> int:
@@ -139,10 +156,13 @@ def _divisor(n: int, u: int) -> int:
 def unroll_parallel(s: Schedule, u: int) -> int:
     """Spend an unroll factor ``u`` on every pipelined loop of ``s``; returns the largest factor used.
 
-    First the nearest constant loop around the pipeline, by the largest
-    divisor of its trips up to ``u`` (one unrolled loop per nest); what is left
-    of ``u`` vectorises the pipelined loop itself (split, inner part
-    unrolled) when it carries no float accumulation.  The nests of a kernel
+    The pipelined loop itself is vectorised by the largest divisor of its
+    trips up to the nest's share of ``u``: split, the inner part unrolled, or
+    split over partial sums by ``rfactor`` when it carries a float sum.  A
+    loop around the pipeline is never unrolled: that would only copy the
+    pipeline, and Vitis runs the copies one after another (UG1399, "Working
+    with Nested Loops"); a perfect nest around it is flattened into the
+    pipeline instead (the cost model's rule).  The nests of a kernel
     run one after another, so the largest gets all of ``u`` and a nest of
     ``w`` iterations ``u * sqrt(w / w_max)``: the lanes that minimise the sum
     of the nests' times for the lanes spent (a short epilogue is not widened
@@ -150,7 +170,6 @@ def unroll_parallel(s: Schedule, u: int) -> int:
     if u <= 1:
         return 1
     best = 1
-    seen: dict[str, int] = {}  # loops unrolled here: factor
     nests = [(lp, parents) for lp, parents in _loops_with_parents(s.ir.body) if "pipeline" in lp.attrs]
     most_trips = loop_trips(s.ir.body)  # expression bounds at their largest
     work = {id(lp): math.prod([most_trips.get(id(p)) or 1 for p in parents] + [most_trips.get(id(lp)) or 1])
@@ -158,21 +177,9 @@ def unroll_parallel(s: Schedule, u: int) -> int:
     most = max(work.values(), default=1)
     for lp, parents in nests:
         u_n = max(1, min(u, math.ceil(u * math.sqrt(work[id(lp)] / most))))
-        if any(p.var in seen or "unroll" in p.attrs for p in parents):
-            f = max([seen.get(p.var, 1) for p in parents] + [int(p.attrs.get("unroll") or 1) for p in parents])
-        else:
-            ok = [p for p in parents if p.var not in seen and (_trips(p) or 0) > 1 and "unroll" not in p.attrs
-                  and "pipeline" not in p.attrs]
-            f = 1
-            if ok:
-                p = max(ok, key=lambda q: _trips(q))  # the widest parallel loop around it
-                f = _divisor(_trips(p), u_n)
-                if f > 1:
-                    s.unroll(s.loop(p.var), f)
-                    seen[p.var] = f
         n = _trips(lp) or 1
-        v = _divisor(n, max(1, u_n // f))
-        if v > 1 and not _has_loop(lp.body):
+        v = _divisor(n, max(1, u_n // _lanes_inside(lp)))
+        if v > 1 and all(_trips(x) is not None for x in _inner_loops(lp)):
             if _float_recurrence(lp):
                 v = _divisor(n, v * 4)  # lanes of a float sum each retire one element per fadd latency (4)
                 try:
@@ -180,11 +187,47 @@ def unroll_parallel(s: Schedule, u: int) -> int:
                 except ScheduleError:
                     continue
             else:
-                _, inner = s.split(s.loop(lp.var), v)
+                outer, inner = s.split(s.loop(lp.var), v)
                 s.unroll(inner)
-            _partition_for(s, lp, v)
-        best = max(best, f * v)
+                if v == n:  # every trip is a lane already: lanes of the loop around it move inside the pipeline
+                    v *= _lanes_from_parent(s, lp, parents, outer, u_n // (v * _lanes_inside(lp)))
+            _partition_for(s, lp, n if v > n else v)
+        best = max(best, v)
     return best
+
+
+def _lanes_from_parent(s: Schedule, lp: For, parents, piped, want: int) -> int:
+    """Split the loop directly around the fully vectorised pipeline ``lp`` (now ``piped`` outside its lanes)
+    and move ``f`` of its iterations inside the pipeline (``for k_o: for o pipelined: for k_i, o_i unrolled``);
+    returns ``f`` (1 when there is no such loop, or moving it is not legal)."""
+    if want < 2 or not parents:
+        return 1
+    p = parents[-1]
+    n = _trips(p)
+    if n is None or n < 2 or "unroll" in p.attrs or len(p.body) != 1:
+        return 1
+    f = _divisor(n, want)
+    if f < 2:
+        return 1
+    try:
+        _, p_in = s.split(s.loop(p.var), f)
+        s.reorder(s.loop(piped.var), p_in)
+    except ScheduleError:
+        return 1
+    _partition_for(s, p, f)
+    return f
+
+
+def _inner_loops(lp: For) -> list[For]:
+    return [n for b in lp.body for n in walk(b) if isinstance(n, For)]
+
+
+def _lanes_inside(lp: For) -> int:
+    """Copies the pipeline of ``lp`` already makes of its body: its inner loops unroll fully inside it."""
+    lanes = 1
+    for x in _inner_loops(lp):
+        lanes = max(lanes, math.prod(_trips(y) or 1 for y in _inner_loops(lp) if any(m is x for m in walk(y))))
+    return lanes
 
 
 def _partition_for(s: Schedule, lp: For, v: int) -> None:
@@ -223,10 +266,11 @@ def inline_calls(s: Schedule) -> None:
 
 
 def bind_large_locals(s: Schedule) -> None:
-    """Bind local arrays over 64 KiB to URAM (288 Kb blocks), as the design model binds FIFOs by size."""
+    """Bind local arrays whose banks are over 64 KiB each to URAM (288 Kb blocks), as the design model binds
+    FIFOs by size (a finely partitioned array's small banks stay BRAM or distributed RAM)."""
     for n in (n for st in s.ir.body for n in walk(st)):
         if isinstance(n, Alloc) and "bind" not in n.attrs:
-            bits = n.type.size * dtype_bits(n.type.dtype)
+            bits = n.type.size * dtype_bits(n.type.dtype) / alloc_banks(n)
             if bits > 8 * BRAM_MAX_BYTES:
                 s.bind(s.buffer(n.name), "uram")
 

@@ -2,8 +2,11 @@
 pipeline, and a dimension two nests vectorise keeps the partition both need."""
 from __future__ import annotations
 
+import numpy as np
+
 import streamdsl as sd
-from streamdsl import f32
+from streamdsl import f32, i8, i32
+from streamdsl.backend.sim import simulate
 from streamdsl.perf.explore import _partitions, pipeline_innermost, unroll_parallel
 from streamdsl.schedule.cost import estimate
 from tests.schedule.test_cost_model import rowdots  # 32 rows, each a dot of 16
@@ -37,3 +40,48 @@ def test_a_dimension_keeps_the_finer_partition():
     # (the later nest's 64 divides it), so the first nest is not port-bound by the second's partition
     assert [p[2] for p in _partitions(s.ir, "X") if p[0] == 2] == [256]
     assert all(x.ii == 1 for x in estimate(s.ir).loops if x.ii is not None)
+
+
+@sd.kernel
+def mac(X: i8[1, 64], W: i8[128, 64]) -> i32[1, 128]:
+    A: i32[1, 128]
+    for i, o in sd.grid(1, 128):
+        A[i, o] = 0
+    for i, k, o in sd.grid(1, 64, 128):
+        A[i, o] += sd.cast(X[i, k], i32) * sd.cast(W[o, k], i32)
+    return A
+
+
+@sd.kernel
+def heads(Q: f32[4, 1, 16], K: f32[4, 32, 16]) -> f32[4, 1, 32]:
+    S: f32[4, 1, 32]
+    for g, i, j in sd.grid(4, 1, 32):
+        dot: f32 = 0.0
+        for e in range(16):
+            dot += Q[g, i, e] * K[g, j, e]
+        S[g, i, j] = dot
+    return S
+
+
+def test_lanes_beyond_the_pipelined_loop_come_from_the_loop_around_it():
+    s = sd.schedule(mac)
+    pipeline_innermost(s)
+    got = unroll_parallel(s, 512)
+    # o (128 trips) is all lanes; 4 more come from k, moved inside the pipeline: 512 MACs a cycle
+    assert got == 512
+    est = estimate(s.ir)
+    flat = max((x for x in est.loops if "flattened" in x.note), key=lambda x: x.trips)
+    assert flat.trips == 64 * 128 // 512 and flat.ii == 1
+    rng = np.random.default_rng(1)
+    x = rng.integers(-127, 128, (1, 64)).astype(np.int8)
+    w = rng.integers(-8, 8, (128, 64)).astype(np.int8)
+    np.testing.assert_array_equal(simulate(s.ir, x, w), x.astype(np.int32) @ w.astype(np.int32).T)
+
+
+def test_a_trip_one_loop_does_not_stop_the_short_inner_loop_rule():
+    s = sd.schedule(heads)
+    pipeline_innermost(s)
+    # for g, i (1 trip), j: j holds the 16-trip e loop, so j is pipelined and the nest g x i x j flattens
+    loops = {x.var: x for x in estimate(s.ir).loops}
+    assert loops["j"].ii == 1
+    assert any("flattened" in x.note and x.trips == 4 * 32 for x in loops.values())
