@@ -194,6 +194,10 @@ class LLMPerf:
                        f"kernel cycles sum to {share} of the {d.cycles}; slowest: " + ", ".join(
                            f"{n.name} {n.cycles}" for n in slow))
             red = [x for x in slow if x.name.split("_")[0] in ("layernorm", "rmsnorm", "attention")]
+            kv = [n for n in d.nodes.values() if n.kind == "task" and n.name.startswith("kv_append")]
+            if kv:
+                out.append("the KV-cache append copies the whole cache through the kernel (as built; a row-only "
+                           "store would copy one row): " + ", ".join(f"{n.name} {n.cycles}" for n in kv) + " cycles")
             if self.quant == "fp32":
                 out.append("each fp32 MAC lane costs 5 DSPs and sustains 1 MAC per 4 cycles (the fadd recurrence on "
                            "the scalar accumulator of every library linear); int8 x int4 MACs (quant='w4a8') are "
@@ -201,10 +205,9 @@ class LLMPerf:
             if red:
                 out.append("fp32 reductions are bound by the fadd latency (4 cycles; floats are not reassociated): "
                            "norm sums at II 4 with no outer loop to unroll at t=1; attention walks the whole "
-                           f"cache ({self.prompt + self.gen} positions) per head, each key's dot product a chain of "
-                           "head_dim adds, its value accumulators taking a key every 4 cycles, its heads unrolled "
-                           "only as far as one SLR's DSPs allow: " + ", ".join(f"{n.name} {n.cycles}" for n in red)
-                           + " cycles")
+                           f"cache ({self.prompt + self.gen} positions) of every head, its softmax sum taking a key "
+                           "every 4 cycles per head and its dot products and value rows as many lanes as the "
+                           "board leaves: " + ", ".join(f"{n.name} {n.cycles}" for n in red) + " cycles")
             out.append(f"compute roofline of the fp32 fabric: {self.fp32_roofline_tps:.0f} tokens/s; the design "
                        f"reaches {tps / self.fp32_roofline_tps * 100:.1f} % of it")
         return out
@@ -297,6 +300,12 @@ def llm_perf(target, board="u55c", prompt: int = 32, gen: int = 32, bits: dict |
             if r.perf is not None and not r.perf.fits and cfg.prefetch:  # weight FIFOs may be what overfills it
                 cfg = dataclasses.replace(cfg, prefetch=False)
                 r = evaluate(pre_fn, cfg, b, clock_mhz, None, label=f"prefill {chunk}")
+            narrow = 0
+            while r.perf is not None and not r.perf.fits and narrow < 3 and any(u > 1 for _, u in cfg.unroll):
+                # the prefill layer's own buffers overfill the board at the decode factors: halve them
+                cfg = dataclasses.replace(cfg, unroll=tuple((n, max(1, u // 2)) for n, u in cfg.unroll))
+                r = evaluate(pre_fn, cfg, b, clock_mhz, None, label=f"prefill {chunk}, factors / {2 << narrow}")
+                narrow += 1
             if r.perf is None:
                 raise LLMError(f"the {chunk}-token prefill layer could not be built: {r.why}", user_loc())
             pre = commit(r.perf, None, cfg.prefetch) if r.perf.fits else r.perf
