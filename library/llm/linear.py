@@ -24,11 +24,14 @@ def make_linear(t: int, n_in: int, n_out: int, bias: bool = True):
         @sd.kernel
         def linear(X: f32[t, n_in], W: f32[n_out, n_in], b: f32[n_out]) -> f32[t, n_out]:
             Y: f32[t, n_out]
-            for i, o in sd.grid(t, n_out):
-                acc: f32 = 0.0
-                for k in range(n_in):
-                    acc += X[i, k] * W[o, k]
-                Y[i, o] = acc + b[o]
+            A: f32[n_out]  # one row's accumulators: outputs innermost, lanes over o inside one pipeline
+            for i in range(t):
+                for o in range(n_out):
+                    A[o] = 0.0
+                for k, o in sd.grid(n_in, n_out):
+                    A[o] += X[i, k] * W[o, k]
+                for o in range(n_out):
+                    Y[i, o] = A[o] + b[o]
             return Y
 
         return named(linear, "linear", t, n_in, n_out)
@@ -36,11 +39,14 @@ def make_linear(t: int, n_in: int, n_out: int, bias: bool = True):
     @sd.kernel
     def linear_nobias(X: f32[t, n_in], W: f32[n_out, n_in]) -> f32[t, n_out]:
         Y: f32[t, n_out]
-        for i, o in sd.grid(t, n_out):
-            acc: f32 = 0.0
-            for k in range(n_in):
-                acc += X[i, k] * W[o, k]
-            Y[i, o] = acc
+        A: f32[n_out]  # one row's accumulators: outputs innermost, lanes over o inside one pipeline
+        for i in range(t):
+            for o in range(n_out):
+                A[o] = 0.0
+            for k, o in sd.grid(n_in, n_out):
+                A[o] += X[i, k] * W[o, k]
+            for o in range(n_out):
+                Y[i, o] = A[o]
         return Y
 
     return named(linear_nobias, "linear_nobias", t, n_in, n_out)
@@ -81,17 +87,16 @@ def make_qkv_fused(t: int, hidden: int, heads: int):
         Q: f32[heads, t, d]
         K: f32[heads, t, d]
         V: f32[heads, t, d]
-        for hh, i, e in sd.grid(heads, t, d):
-            aq: f32 = 0.0
-            ak: f32 = 0.0
-            av: f32 = 0.0
-            for k in range(hidden):
-                aq += X[i, k] * W[hh * d + e, k]
-                ak += X[i, k] * W[hidden + hh * d + e, k]
-                av += X[i, k] * W[2 * hidden + hh * d + e, k]
-            Q[hh, i, e] = aq + b[hh * d + e]
-            K[hh, i, e] = ak + b[hidden + hh * d + e]
-            V[hh, i, e] = av + b[2 * hidden + hh * d + e]
+        A: f32[3, d]  # one head's q, k and v accumulators for one row: outputs innermost, lanes inside a pipeline
+        for hh, i in sd.grid(heads, t):  # head by head, as the per-head streams leave
+            for p, e in sd.grid(3, d):
+                A[p, e] = 0.0
+            for k, p, e in sd.grid(hidden, 3, d):
+                A[p, e] += X[i, k] * W[p * hidden + hh * d + e, k]
+            for e in range(d):
+                Q[hh, i, e] = A[0, e] + b[hh * d + e]
+                K[hh, i, e] = A[1, e] + b[hidden + hh * d + e]
+                V[hh, i, e] = A[2, e] + b[2 * hidden + hh * d + e]
         return Q, K, V
 
     return named(qkv_fused, "qkv_fused", t, hidden, heads)
@@ -116,19 +121,26 @@ def make_qkv(t: int, hidden: int, q_heads: int, kv_heads: int, head_dim: int, bi
             Q: f32[q_heads, t, head_dim]
             K: f32[kv_heads, t, head_dim]
             V: f32[kv_heads, t, head_dim]
-            for hh, i, e in sd.grid(q_heads, t, head_dim):
-                aq: f32 = 0.0
-                for k in range(hidden):
-                    aq += X[i, k] * Wq[hh * head_dim + e, k]
-                Q[hh, i, e] = aq + bq[hh * head_dim + e]
-            for hh, i, e in sd.grid(kv_heads, t, head_dim):
-                ak: f32 = 0.0
-                av: f32 = 0.0
-                for k in range(hidden):
-                    ak += X[i, k] * Wk[hh * head_dim + e, k]
-                    av += X[i, k] * Wv[hh * head_dim + e, k]
-                K[hh, i, e] = ak + bk[hh * head_dim + e]
-                V[hh, i, e] = av + bv[hh * head_dim + e]
+            AQ: f32[head_dim]  # one head's accumulators for one row: outputs innermost, lanes inside a pipeline
+            AK: f32[head_dim]
+            AV: f32[head_dim]
+            for hh, i in sd.grid(q_heads, t):  # head by head, as the per-head streams leave
+                for e in range(head_dim):
+                    AQ[e] = 0.0
+                for k, e in sd.grid(hidden, head_dim):
+                    AQ[e] += X[i, k] * Wq[hh * head_dim + e, k]
+                for e in range(head_dim):
+                    Q[hh, i, e] = AQ[e] + bq[hh * head_dim + e]
+            for hh, i in sd.grid(kv_heads, t):
+                for e in range(head_dim):
+                    AK[e] = 0.0
+                    AV[e] = 0.0
+                for k, e in sd.grid(hidden, head_dim):
+                    AK[e] += X[i, k] * Wk[hh * head_dim + e, k]
+                    AV[e] += X[i, k] * Wv[hh * head_dim + e, k]
+                for e in range(head_dim):
+                    K[hh, i, e] = AK[e] + bk[hh * head_dim + e]
+                    V[hh, i, e] = AV[e] + bv[hh * head_dim + e]
             return Q, K, V
 
         return named(qkv_bias, "qkv_bias", t, hidden, q_heads, kv_heads, head_dim)
@@ -139,19 +151,26 @@ def make_qkv(t: int, hidden: int, q_heads: int, kv_heads: int, head_dim: int, bi
         Q: f32[q_heads, t, head_dim]
         K: f32[kv_heads, t, head_dim]
         V: f32[kv_heads, t, head_dim]
-        for hh, i, e in sd.grid(q_heads, t, head_dim):
-            aq: f32 = 0.0
-            for k in range(hidden):
-                aq += X[i, k] * Wq[hh * head_dim + e, k]
-            Q[hh, i, e] = aq
-        for hh, i, e in sd.grid(kv_heads, t, head_dim):
-            ak: f32 = 0.0
-            av: f32 = 0.0
-            for k in range(hidden):
-                ak += X[i, k] * Wk[hh * head_dim + e, k]
-                av += X[i, k] * Wv[hh * head_dim + e, k]
-            K[hh, i, e] = ak
-            V[hh, i, e] = av
+        AQ: f32[head_dim]  # one head's accumulators for one row: outputs innermost, lanes inside a pipeline
+        AK: f32[head_dim]
+        AV: f32[head_dim]
+        for hh, i in sd.grid(q_heads, t):  # head by head, as the per-head streams leave
+            for e in range(head_dim):
+                AQ[e] = 0.0
+            for k, e in sd.grid(hidden, head_dim):
+                AQ[e] += X[i, k] * Wq[hh * head_dim + e, k]
+            for e in range(head_dim):
+                Q[hh, i, e] = AQ[e]
+        for hh, i in sd.grid(kv_heads, t):
+            for e in range(head_dim):
+                AK[e] = 0.0
+                AV[e] = 0.0
+            for k, e in sd.grid(hidden, head_dim):
+                AK[e] += X[i, k] * Wk[hh * head_dim + e, k]
+                AV[e] += X[i, k] * Wv[hh * head_dim + e, k]
+            for e in range(head_dim):
+                K[hh, i, e] = AK[e]
+                V[hh, i, e] = AV[e]
         return Q, K, V
 
     return named(qkv, "qkv", t, hidden, q_heads, kv_heads, head_dim)

@@ -55,20 +55,27 @@ def make_swiglu_mlp(t: int, hidden: int, inter: int):
     @sd.kernel
     def swiglu_mlp(X: f32[t, hidden], Wg: f32[inter, hidden], Wu: f32[inter, hidden],
                    Wd: f32[hidden, inter]) -> f32[t, hidden]:
-        A: f32[t, inter]
-        for i, c in sd.grid(t, inter):
-            g: f32 = 0.0
-            u: f32 = 0.0
-            for k in range(hidden):
-                g += X[i, k] * Wg[c, k]
-                u += X[i, k] * Wu[c, k]
-            A[i, c] = g * sd.sigmoid(g) * u
         Y: f32[t, hidden]
-        for i, o in sd.grid(t, hidden):
-            acc: f32 = 0.0
+        G: f32[inter]  # one row's accumulators: outputs innermost, lanes over them inside one pipeline
+        U: f32[inter]
+        A: f32[inter]
+        D: f32[hidden]
+        for i in range(t):
             for c in range(inter):
-                acc += A[i, c] * Wd[o, c]
-            Y[i, o] = acc
+                G[c] = 0.0
+                U[c] = 0.0
+            for k, c in sd.grid(hidden, inter):
+                G[c] += X[i, k] * Wg[c, k]
+                U[c] += X[i, k] * Wu[c, k]
+            for c in range(inter):
+                g: f32 = G[c]
+                A[c] = g * sd.sigmoid(g) * U[c]
+            for o in range(hidden):
+                D[o] = 0.0
+            for c, o in sd.grid(inter, hidden):
+                D[o] += A[c] * Wd[o, c]
+            for o in range(hidden):
+                Y[i, o] = D[o]
         return Y
 
     return named(swiglu_mlp, "swiglu_mlp", t, hidden, inter)
@@ -81,20 +88,27 @@ def make_geglu_mlp(t: int, hidden: int, inter: int):
     @sd.kernel
     def geglu_mlp(X: f32[t, hidden], Wg: f32[inter, hidden], Wu: f32[inter, hidden],
                   Wd: f32[hidden, inter]) -> f32[t, hidden]:
-        A: f32[t, inter]
-        for i, c in sd.grid(t, inter):
-            g: f32 = 0.0
-            u: f32 = 0.0
-            for k in range(hidden):
-                g += X[i, k] * Wg[c, k]
-                u += X[i, k] * Wu[c, k]
-            A[i, c] = 0.5 * g * (1.0 + sd.tanh(GELU_C * (g + 0.044715 * g * g * g))) * u
         Y: f32[t, hidden]
-        for i, o in sd.grid(t, hidden):
-            acc: f32 = 0.0
+        G: f32[inter]  # one row's accumulators: outputs innermost, lanes over them inside one pipeline
+        U: f32[inter]
+        A: f32[inter]
+        D: f32[hidden]
+        for i in range(t):
             for c in range(inter):
-                acc += A[i, c] * Wd[o, c]
-            Y[i, o] = acc
+                G[c] = 0.0
+                U[c] = 0.0
+            for k, c in sd.grid(hidden, inter):
+                G[c] += X[i, k] * Wg[c, k]
+                U[c] += X[i, k] * Wu[c, k]
+            for c in range(inter):
+                g: f32 = G[c]
+                A[c] = 0.5 * g * (1.0 + sd.tanh(GELU_C * (g + 0.044715 * g * g * g))) * U[c]
+            for o in range(hidden):
+                D[o] = 0.0
+            for c, o in sd.grid(inter, hidden):
+                D[o] += A[c] * Wd[o, c]
+            for o in range(hidden):
+                Y[i, o] = D[o]
         return Y
 
     return named(geglu_mlp, "geglu_mlp", t, hidden, inter)
@@ -108,19 +122,24 @@ def make_gpt2_mlp(t: int, hidden: int, inter: int):
     @sd.kernel
     def gpt2_mlp(X: f32[t, hidden], W_fc: f32[inter, hidden], b_fc: f32[inter], W_proj: f32[hidden, inter],
                  b_proj: f32[hidden]) -> f32[t, hidden]:
-        A: f32[t, inter]
-        for i, c in sd.grid(t, inter):
-            acc: f32 = 0.0
-            for k in range(hidden):
-                acc += X[i, k] * W_fc[c, k]
-            x: f32 = acc + b_fc[c]
-            A[i, c] = 0.5 * x * (1.0 + sd.tanh(GELU_C * (x + 0.044715 * x * x * x)))
         Y: f32[t, hidden]
-        for i, o in sd.grid(t, hidden):
-            acc: f32 = 0.0
+        F: f32[inter]  # one row's accumulators: outputs innermost, lanes over them inside one pipeline
+        A: f32[inter]
+        D: f32[hidden]
+        for i in range(t):
             for c in range(inter):
-                acc += A[i, c] * W_proj[o, c]
-            Y[i, o] = acc + b_proj[o]
+                F[c] = 0.0
+            for k, c in sd.grid(hidden, inter):
+                F[c] += X[i, k] * W_fc[c, k]
+            for c in range(inter):
+                x: f32 = F[c] + b_fc[c]
+                A[c] = 0.5 * x * (1.0 + sd.tanh(GELU_C * (x + 0.044715 * x * x * x)))
+            for o in range(hidden):
+                D[o] = 0.0
+            for c, o in sd.grid(inter, hidden):
+                D[o] += A[c] * W_proj[o, c]
+            for o in range(hidden):
+                Y[i, o] = D[o] + b_proj[o]
         return Y
 
     return named(gpt2_mlp, "gpt2_mlp", t, hidden, inter)

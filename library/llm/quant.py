@@ -91,30 +91,32 @@ def _quant_linear(name: str, t: int, n_in: int, n_out: int, wbits: int, bias: bo
 
         @sd.kernel
         def linear_q(X: f32[t, n_in], Wq: wt[n_out, n_in], sw: f32[n_out], b: f32[n_out]) -> f32[t, n_out]:
-            Xq, sx = quantize_rows(X)
             Y: f32[t, n_out]
-            A: i32[t, n_out]
-            for i, o in sd.grid(t, n_out):
-                A[i, o] = 0
-            for i, k, o in sd.grid(t, n_in, n_out):  # outputs innermost: lanes over o inside one pipeline
-                A[i, o] += sd.cast(Xq[i, k], i32) * sd.cast(Wq[o, k], i32)
-            for i, o in sd.grid(t, n_out):  # dequantise apart: the MAC lanes do not each carry fp32 multipliers
-                Y[i, o] = sd.cast(A[i, o], f32) * sx[i] * sw[o] + b[o]
+            A: i32[n_out]  # one row's accumulators, reused row by row
+            Xq, sx = quantize_rows(X)  # its row loop and the one below fuse: a row quantised, then multiplied
+            for i in range(t):  # a row at a time: row i of Y leaves before row i + 1 starts
+                for o in range(n_out):
+                    A[o] = 0
+                for k, o in sd.grid(n_in, n_out):  # outputs innermost: lanes over o inside one pipeline
+                    A[o] += sd.cast(Xq[i, k], i32) * sd.cast(Wq[o, k], i32)
+                for o in range(n_out):  # dequantise apart: the MAC lanes do not each carry fp32 multipliers
+                    Y[i, o] = sd.cast(A[o], f32) * sx[i] * sw[o] + b[o]
             return Y
 
         return named(linear_q, f"linear_w{wbits}a8", t, n_in, n_out)
 
     @sd.kernel
     def linear_q_nobias(X: f32[t, n_in], Wq: wt[n_out, n_in], sw: f32[n_out]) -> f32[t, n_out]:
-        Xq, sx = quantize_rows(X)
         Y: f32[t, n_out]
-        A: i32[t, n_out]
-        for i, o in sd.grid(t, n_out):
-            A[i, o] = 0
-        for i, k, o in sd.grid(t, n_in, n_out):  # outputs innermost: lanes over o inside one pipeline
-            A[i, o] += sd.cast(Xq[i, k], i32) * sd.cast(Wq[o, k], i32)
-        for i, o in sd.grid(t, n_out):  # dequantise apart: the MAC lanes do not each carry fp32 multipliers
-            Y[i, o] = sd.cast(A[i, o], f32) * sx[i] * sw[o]
+        A: i32[n_out]  # one row's accumulators, reused row by row
+        Xq, sx = quantize_rows(X)  # its row loop and the one below fuse: a row quantised, then multiplied
+        for i in range(t):  # a row at a time: row i of Y leaves before row i + 1 starts
+            for o in range(n_out):
+                A[o] = 0
+            for k, o in sd.grid(n_in, n_out):  # outputs innermost: lanes over o inside one pipeline
+                A[o] += sd.cast(Xq[i, k], i32) * sd.cast(Wq[o, k], i32)
+            for o in range(n_out):  # dequantise apart: the MAC lanes do not each carry fp32 multipliers
+                Y[i, o] = sd.cast(A[o], f32) * sx[i] * sw[o]
         return Y
 
     return named(linear_q_nobias, f"linear_w{wbits}a8_nobias", t, n_in, n_out)

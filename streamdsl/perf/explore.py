@@ -8,26 +8,28 @@ explored).  It returns an :class:`Exploration`: the best design (a
 :class:`~streamdsl.perf.model.DesignPerf` whose ``.schedule`` is the sized
 DataflowSchedule), the default design, and the table of every design tried.
 
-1. **Tiling.**  The kernels a task calls are inlined into it.  One default tile for every stream: the outermost data dim in
+1. **Tiling.**  The kernels a task calls are inlined into it, and adjacent
+   top-level loops over the same rows are fused (``compute_at``), so a
+   kernel finishes a row before it needs the next.  One default tile for every stream: the outermost data dim in
    tiles of 1 (a row, a head), the others whole (``tile=True``), plus a loop
    order that follows it: a top-level loop whose only child is a larger
    constant loop is swapped with it (``reorder=True``; a refused reorder is
    skipped), so weights stream row by row.  Every innermost loop is
-   pipelined (II 1).  Then intensity-driven unrolling (the paper's max-heap):
-   repeatedly take the kernel with the most cycles (cost model) and double
-   its unroll factor, which unrolls the loop around each of its pipelined
-   loops by the largest divisor of its trip count up to the factor, until
-   the sum of factors reaches ``budget`` or the next step would take the
-   kernels past ``util`` of the board's DSPs/LUTs/FFs.  What the factor
-   leaves over (all of it when no loop encloses the pipeline, as in a
-   one-token decode layer) vectorises the pipelined loop itself: it is split
-   and its inner part unrolled; integer sums are balanced into adder trees,
-   as Vitis does, while a floating-point sum (floats are not reassociated)
-   is split over partial accumulators by ``rfactor`` instead.  The arrays
-   the lanes read are partitioned cyclically to match.
+   pipelined (II 1), or its parent when it is short and alone in it.  Then
+   intensity-driven unrolling (the paper's max-heap): repeatedly take the
+   kernel with the most cycles (cost model) and double its unroll factor,
+   until the sum of factors reaches ``budget`` or the next step would take
+   the kernels past ``util`` of the board's DSPs/LUTs/FFs.  A factor is
+   spent inside the pipelines (:func:`unroll_parallel`): the pipelined loop
+   is split and its inner part unrolled (integer sums balance into adder
+   trees, as Vitis does; a floating-point sum is split over partial
+   accumulators by ``rfactor``), then lanes of the loop around it move
+   inside.  A loop around a pipeline is never unrolled: Vitis would run the
+   copies one after another.  The arrays the lanes read are partitioned
+   cyclically to match.
 2. **Fusion.**  Everything in one region, or the paper's greedy algorithm 2
    (``g.auto_fuse``) under the board's on-chip memory cap.
-3. **Resources.**  Kernels' local arrays over 64 KiB bound to URAM; FIFO depths sized for the board timing (LP offsets and
+3. **Resources.**  Kernels' local arrays whose banks exceed 64 KiB bound to URAM; FIFO depths sized for the board timing (LP offsets and
    all-start-at-once peaks; FIFOs from a weight DMA into one kernel capped at
    2 tokens, since back-pressure there only slows the DMA), HBM channels per
    DMA, buffers bound to LUTRAM/BRAM/URAM by size and tasks placed on SLRs by
@@ -265,6 +267,25 @@ def inline_calls(s: Schedule) -> None:
             pass  # a call that cannot be inlined stays a call (its loops as Vitis pipelines them)
 
 
+def fuse_row_loops(s: Schedule) -> int:
+    """Fuse each top-level loop into the next one when ``compute_at`` allows it (the same rows, each read by
+    the iteration that wrote it): the kernel then finishes row 0 before it needs row 1, so a streamed layer
+    overlaps its kernels row by row.  Returns the fusions made."""
+    done = 0
+    i = 0
+    while i + 1 < len(s.ir.body):
+        a, b = s.ir.body[i], s.ir.body[i + 1]
+        if isinstance(a, For) and isinstance(b, For):
+            try:
+                s.compute_at(s.loop(a.var), s.loop(b.var))
+                done += 1
+                continue  # the fused loop now sits at i - 1 + 1: try it with the next one
+            except ScheduleError:
+                pass
+        i += 1
+    return done
+
+
 def bind_large_locals(s: Schedule) -> None:
     """Bind local arrays whose banks are over 64 KiB each to URAM (288 Kb blocks), as the design model binds
     FIFOs by size (a finely partitioned array's small banks stay BRAM or distributed RAM)."""
@@ -277,6 +298,7 @@ def bind_large_locals(s: Schedule) -> None:
 
 def apply_recipe(s: Schedule, reorder: bool, u: int) -> int:
     inline_calls(s)
+    fuse_row_loops(s)
     if reorder:
         reorder_for_streams(s)
     pipeline_innermost(s)

@@ -7,6 +7,7 @@ import numpy as np
 import streamdsl as sd
 from streamdsl import f32, i8, i32
 from streamdsl.backend.sim import simulate
+from streamdsl.ir.nodes import For
 from streamdsl.perf.explore import _partitions, pipeline_innermost, unroll_parallel
 from streamdsl.schedule.cost import estimate
 from tests.schedule.test_cost_model import rowdots  # 32 rows, each a dot of 16
@@ -85,3 +86,29 @@ def test_a_trip_one_loop_does_not_stop_the_short_inner_loop_rule():
     loops = {x.var: x for x in estimate(s.ir).loops}
     assert loops["j"].ii == 1
     assert any("flattened" in x.note and x.trips == 4 * 32 for x in loops.values())
+
+
+@sd.kernel
+def scale_rows(X: f32[4, 32]) -> f32[4, 32]:
+    Y: f32[4, 32]
+    S: f32[4]
+    for i in range(4):
+        m: f32 = 0.0
+        for k in range(32):
+            m = max(m, X[i, k])
+        S[i] = m + 1.0
+    for i2 in range(4):
+        for k2 in range(32):
+            Y[i2, k2] = X[i2, k2] / S[i2]
+    return Y
+
+
+def test_row_loops_fuse_so_a_row_leaves_before_the_next_is_needed():
+    from streamdsl.perf.explore import fuse_row_loops
+
+    s = sd.schedule(scale_rows)
+    assert fuse_row_loops(s) == 1
+    loops = [st for st in s.ir.body if isinstance(st, For)]
+    assert len(loops) == 1 and loops[0].var == "i2"  # S[i2] made and used in the same iteration
+    x = np.random.default_rng(3).random((4, 32)).astype(np.float32)
+    np.testing.assert_array_equal(simulate(s.ir, x), simulate(scale_rows.ir, x))
