@@ -190,8 +190,8 @@ class LLMPerf:
             out.append(f"decode {tps:.1f} tokens/s = {tps / self.hbm_roofline_tps * 100:.1f} % of the HBM roofline "
                        f"({self.hbm_roofline_tps:.0f}); a {lp.kind} layer takes {d.cycles} cycles, its longest DMA "
                        f"{dma_max} cycles: compute-bound by {d.cycles / max(1, dma_max):.0f}x")
-            out.append("the one-token layer runs its kernels one after another (each needs its whole input row): "
-                       f"kernel cycles sum to {share} of the {d.cycles}; slowest: " + ", ".join(
+            out.append("the one-token layer's kernels each need their whole input row, so they overlap little: "
+                       f"kernel cycles sum to {share} against the layer's {d.cycles}; slowest: " + ", ".join(
                            f"{n.name} {n.cycles}" for n in slow))
             red = [x for x in slow if x.name.split("_")[0] in ("layernorm", "rmsnorm", "attention")]
             kv = [n for n in d.nodes.values() if n.kind == "task" and n.name.startswith("kv_append")]

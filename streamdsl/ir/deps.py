@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..types import FixedType, FloatType, IntType
+from .memo import IdentityMemo
 from .nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, Load, Store, UnaryOp, Var, walk,
 )
@@ -98,18 +99,28 @@ def accumulation(stmt) -> tuple[str, Expr] | None:
     return None
 
 
-def carried_accumulations(loop: For):
+def carried_accumulations(loop: For) -> tuple:
     """(stmt, op) of every accumulation in ``loop`` into a location that does not move with its variable:
     each iteration waits for the previous one's op (a scalar sum, or ``Y[i] += ...`` inside a loop over ``k``).
-    A scalar declared inside the loop starts afresh every iteration: its sum is not carried."""
+    A scalar declared inside the loop starts afresh every iteration: its sum is not carried.  Remembered per
+    loop node (IR nodes are immutable; the cost model asks about the same loops many times)."""
+    return _carried(loop)
+
+
+def _carried_uncached(loop: For) -> tuple:
     fresh = {n.name for b in loop.body for n in walk(b) if isinstance(n, Decl)}
+    out = []
     for n in (n for b in loop.body for n in walk(b)):
         if isinstance(n, Assign) and n.name in fresh:
             continue
         if isinstance(n, (Store, Assign)):
             acc = accumulation(n)
             if acc is not None and not any(loop.var in set(affine(i) or {}) for i in getattr(n, "indices", ())):
-                yield n, acc[0]
+                out.append((n, acc[0]))
+    return tuple(out)
+
+
+_carried = IdentityMemo(_carried_uncached, 8192)
 
 
 def _mentions(e: Expr, target_is) -> bool:

@@ -47,6 +47,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..dataflow.dfschedule import DataflowSchedule
@@ -296,7 +297,32 @@ def bind_large_locals(s: Schedule) -> None:
                 s.bind(s.buffer(n.name), "uram")
 
 
+_RECIPES: OrderedDict = OrderedDict()  # (kernel IR, reorder, u) -> (kernel IR, scheduled IR, steps, lanes)
+_RECIPES_KEPT = 4096
+
+
 def apply_recipe(s: Schedule, reorder: bool, u: int) -> int:
+    """The explorer's recipe on ``s`` (see :func:`_recipe`).  A fresh schedule of a kernel IR already given
+    this recipe takes the remembered result and trace: the explorer builds every design from the same
+    kernels, and each recipe's primitives (each verifying the IR) would otherwise run again per design."""
+    key = (s.ir, reorder, u)  # by value: the layers of two attention kinds share their other kernels
+    hit = _RECIPES.get(key) if not s.trace.steps else None
+    if hit is not None:
+        _RECIPES.move_to_end(key)
+        s.ir = hit[1]
+        s.trace.steps.extend(hit[2])
+        return hit[3]
+    base, fresh = s.ir, not s.trace.steps
+    with s.batch():
+        got = _recipe(s, reorder, u)
+    if fresh:
+        _RECIPES[key] = (base, s.ir, tuple(s.trace.steps), got)
+        while len(_RECIPES) > _RECIPES_KEPT:
+            _RECIPES.popitem(last=False)
+    return got
+
+
+def _recipe(s: Schedule, reorder: bool, u: int) -> int:
     inline_calls(s)
     fuse_row_loops(s)
     if reorder:

@@ -306,16 +306,12 @@ class _Model:
         addresses as the unrolled loops its index uses make (copies along a loop it does not use share an
         address: one read, merged, or one write, the last); a local declared inside makes every copy count."""
         count: dict[str, int] = {}
+        accesses = list(_accesses_in_loops(s.body, ()))
         decls = {n.name for b in s.body for n in walk(b) if isinstance(n, Decl)}
-        for n in (n for b in s.body for n in walk(b)):
-            if not isinstance(n, (Load, Store)):
-                continue
+        for n, around in accesses:
             used = {v.name for i in n.indices for v in walk(i) if isinstance(v, Var)}
-            if used & decls:
-                copies = _unrolled_copies(s, n)
-            else:
-                copies = _unrolled_copies(s, n, lambda lp: lp.var in used)
-            count[n.name] = count.get(n.name, 0) + copies
+            counted = around if used & decls else [lp for lp in around if lp.var in used]
+            count[n.name] = count.get(n.name, 0) + math.prod(_trips(lp) for lp in counted)
         worst = 1
         for name, c in count.items():
             worst = max(worst, math.ceil(c / (2 * self.banks.get(name, 1))))
@@ -401,13 +397,21 @@ def _recurrence(s: For, clock: float) -> int:
     return max([1] + [op_latency(op, n.value.dtype, clock) for n, op in carried_accumulations(s)])
 
 
-def _unrolled_copies(loop: For, node, counts=lambda lp: True) -> int:
-    """Copies of ``node`` the loops inside ``loop`` around it make (only the loops ``counts`` keeps)."""
-    copies = 1
-    for n in (n for b in loop.body for n in walk(b)):
-        if isinstance(n, For) and counts(n) and any(m is node for m in walk(n)):
-            copies *= _trips(n)
-    return copies
+def _accesses_in_loops(stmts, around: tuple):
+    """(Load or Store, the loops inside the pipeline around it) of every access in ``stmts``, in one pass."""
+    for st in stmts:
+        if isinstance(st, For):
+            yield from _accesses_in_loops(st.body, around + (st,))
+        elif isinstance(st, If):
+            for n in walk(st.cond):
+                if isinstance(n, Load):
+                    yield n, around
+            yield from _accesses_in_loops(st.then, around)
+            yield from _accesses_in_loops(st.orelse, around)
+        else:
+            for n in walk(st):
+                if isinstance(n, (Load, Store)):
+                    yield n, around
 
 
 def alloc_banks(a: Alloc) -> int:

@@ -7,6 +7,7 @@ applies the same primitives to a fresh schedule.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ..errors import ScheduleError, caller_loc, StreamDSLError
@@ -132,6 +133,7 @@ class Schedule:
         self.source = kernel
         self.ir: Kernel = unique_loop_vars(ir)
         self.trace = Trace(ir.name)
+        self._deferred = False  # inside batch(): the IR is verified once, at the end
 
     # ------------------------------------------------------------- handles
     def loops(self) -> list[LoopRef]:
@@ -224,6 +226,20 @@ class Schedule:
     def bind(self, buf, storage):
         self._apply("bind", P.bind, (buf, storage), {})
 
+    @contextmanager
+    def batch(self):
+        """Apply several primitives with the IR verified once, when the block ends, instead of after each
+        (the explorer's recipes run thousands); a primitive's refusal still leaves the IR as it was."""
+        from ..ir.verify import verify
+
+        outer, self._deferred = self._deferred, True
+        try:
+            yield self
+        finally:
+            self._deferred = outer
+        if not outer:
+            self.ir = verify(self.ir)
+
     # --------------------------------------------------------------- plumbing
     def _apply(self, name, fn, args, kwargs, plain=()):
         """Run primitive ``fn``; the arguments at positions ``plain`` are values, not handles."""
@@ -238,7 +254,7 @@ class Schedule:
         k, outs = (out[0], tuple(out[1:])) if isinstance(out, tuple) else (out, ())
         from ..ir.verify import verify
 
-        self.ir = verify(k)
+        self.ir = k if self._deferred else verify(k)
         enc = lambda a: ("loop", a.var) if isinstance(a, LoopRef) else ("buffer", a.name) if isinstance(a, BufferRef) else a  # noqa: E731
         self.trace.steps.append(Step(name, tuple(enc(a) for a in args),
                                      tuple((k_, enc(v)) for k_, v in kwargs.items()), outs))

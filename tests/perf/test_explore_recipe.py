@@ -112,3 +112,13 @@ def test_row_loops_fuse_so_a_row_leaves_before_the_next_is_needed():
     assert len(loops) == 1 and loops[0].var == "i2"  # S[i2] made and used in the same iteration
     x = np.random.default_rng(3).random((4, 32)).astype(np.float32)
     np.testing.assert_array_equal(simulate(s.ir, x), simulate(scale_rows.ir, x))
+
+
+def test_a_recipe_given_twice_gives_the_same_schedule_and_trace():
+    from streamdsl.perf.explore import apply_recipe
+
+    a, b = sd.schedule(mac), sd.schedule(mac)
+    assert apply_recipe(a, True, 256) == apply_recipe(b, True, 256)
+    assert a.ir == b.ir and str(a.trace) == str(b.trace) and len(a.trace.steps) > 3
+    c = sd.schedule(mac)
+    assert apply_recipe(c, True, 64) == 64 and c.ir != a.ir  # another factor is another recipe

@@ -257,3 +257,18 @@ def test_schedule_str_is_its_ir():
     _k, s = scheduled("syrk")
     assert str(s) == str(s.ir)
     assert repr(s) == f"<Schedule of syrk: {len(s.trace.steps)} step(s)>"
+
+
+def test_a_batch_verifies_once_and_a_refusal_inside_it_changes_nothing():
+    from streamdsl.errors import ScheduleError
+    from tests.schedule.test_cost_model import rowsums
+
+    s = sd.schedule(rowsums)
+    with s.batch():
+        o, i = s.split(s.loop("k"), 4)
+        s.pipeline(o)
+        before = s.ir
+        with pytest.raises(ScheduleError):
+            s.partition(s.buffer("X"), 1, "cyclic", 100)  # X has 8 rows: refused
+        assert s.ir is before
+    assert len(s.trace.steps) == 2
