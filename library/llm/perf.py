@@ -311,9 +311,11 @@ def llm_perf(target, board="u55c", prompt: int = 32, gen: int = 32, bits: dict |
             pre = commit(r.perf, None, cfg.prefetch) if r.perf.fits else r.perf
             if explore_prefill:
                 try:
-                    pre = explore(m, b, budget, clock_mhz=clock_mhz, t=chunk, kind=kind, fusion=False).best
+                    own = explore(m, b, budget, clock_mhz=clock_mhz, t=chunk, kind=kind, fusion=False).best
                 except ExploreError:
-                    pass  # no prefill design fits: keep the mapped one, whose problems are reported
+                    own = None  # no prefill design fits: keep the mapped one, whose problems are reported
+                if own is not None and own.fits and (not pre.fits or own.cycles < pre.cycles):
+                    pre = own  # the prefill layer's own exploration, when it beats the decode factors
             if pre.fits:
                 break
         out.layers.append(LayerPerf(kind, count, ex.best, pre, ex, chunk))

@@ -190,3 +190,14 @@ def test_channels_by_token_time_minimise_the_longest_dma():
     assert used == 12
     ds2 = [DmaModel("a", "a", "load", 0, 4, 512 * 100, 100, 512)]
     assert allocate_channels(ds2, 12, channel_bytes=64.0) == 8  # a 9th channel shortens nothing: unused
+
+
+def test_exploring_the_prefill_layer_never_models_it_slower():
+    from streamdsl.library.llm.config import tiny
+    from streamdsl.library.llm.perf import W4A8, llm_perf
+
+    c = tiny("llama")
+    mapped = llm_perf(c, "u55c", prompt=8, gen=2, bits=W4A8)
+    own = llm_perf(c, "u55c", prompt=8, gen=2, bits=W4A8, explore_prefill=True)
+    assert all(lp.prefill.fits for lp in own.layers)
+    assert own.ttft_s <= mapped.ttft_s  # the prefill's own best is kept only when it beats the decode factors
