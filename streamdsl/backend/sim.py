@@ -27,6 +27,7 @@ from ..ir.nodes import (
 from ..ir.ops import OPS
 from ..numeric import accepts, compute_np, convert
 from ..types import DType, FloatType, IntType, TensorType, index
+from .privatize import privatize
 
 CHUNK = 1 << 22  # elements per vectorised step
 _NATIVE_OPS = {"add", "sub", "mul", "neg", "bitand", "bitor", "bitxor", "invert", "max", "min", "abs",
@@ -69,6 +70,7 @@ class Interpreter:
     """Runs one kernel invocation; ``run`` returns its results as NumPy values."""
 
     def __init__(self, kernel: Kernel):
+        kernel = privatize(kernel)  # per-row accumulators made per-iteration, so row loops vectorise
         self.kernel = kernel
         self.ndim = _max_depth(kernel.body)
         self.loops: dict[int, LoopInfo] = {}
