@@ -14,14 +14,16 @@ The library's linears work a row at a time with one row of accumulators::
 ``A[o]`` -> ``A[i, o]``) when that is provably the same program: ``A`` is a
 local used nowhere but inside the loop, and the loop body's first statement
 that touches it is a loop nest writing every element of it (at exactly the
-nest's variables, over its whole shape) before anything reads it.  Only the
+nest's variables, over its whole shape; scalar locals may be computed on the
+way) before anything reads it.  Only the
 simulator sees the rewritten kernel; hardware keeps the one row.
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 
-from ..ir.nodes import NO_ATTRS, Alloc, Const, For, If, Kernel, Load, Store, Var, walk
+from ..ir.nodes import NO_ATTRS, Alloc, Assign, Const, Decl, For, If, Kernel, Load, Store, Var, walk
 from ..types import TensorType, index
 
 
@@ -33,13 +35,16 @@ def privatize(k: Kernel) -> Kernel:
         users = [j for j, other in enumerate(body) if j != pos and _mentions(other, st.name)]
         if len(users) != 1 or not isinstance(body[users[0]], For):
             continue
-        lp = body[users[0]]
-        trips = _const_trips(lp)
-        if trips is None or trips < 2 or not _overwritten_first(lp, st):
+        chain = [body[users[0]]]  # a perfect nest (for hh: for i: ...) privatises along all of its loops
+        while len(chain[-1].body) == 1 and isinstance(chain[-1].body[0], For) \
+                and not _overwritten_first(chain[-1], st):
+            chain.append(chain[-1].body[0])
+        trips = [_const_trips(lp) for lp in chain]
+        if None in trips or math.prod(trips) < 2 or not _overwritten_first(chain[-1], st):
             continue
-        body[pos] = dataclasses.replace(st, type=TensorType(st.type.dtype, (trips,) + tuple(st.type.shape)),
+        body[pos] = dataclasses.replace(st, type=TensorType(st.type.dtype, tuple(trips) + tuple(st.type.shape)),
                                         attrs=NO_ATTRS)
-        body[users[0]] = _prefix(lp, st.name, Var(lp.var, index))
+        body[users[0]] = _prefix(body[users[0]], st.name, tuple(Var(lp.var, index) for lp in chain))
     return dataclasses.replace(k, body=tuple(body)) if body != list(k.body) else k
 
 
@@ -66,11 +71,11 @@ def _overwritten_first(lp: For, a: Alloc) -> bool:
         break
     else:
         return False
-    if not all(isinstance(x, Store) for x in leaf):
+    if not all(isinstance(x, (Store, Decl, Assign)) for x in leaf):
         return False
     extent = {n.var: _const_trips(n) for n in nest}
-    mine = [x for x in leaf if x.name == a.name]
-    if not mine or any(_mentions_load(x.value, a.name) for x in leaf):
+    mine = [x for x in leaf if isinstance(x, Store) and x.name == a.name]
+    if not mine or any(_mentions_load(x, a.name) for x in leaf):
         return False
     for x in mine:
         names = [i.name if isinstance(i, Var) else None for i in x.indices]
@@ -85,12 +90,12 @@ def _mentions_load(e, name: str) -> bool:
     return any(isinstance(n, Load) and n.name == name for n in walk(e))
 
 
-def _prefix(s, name: str, iv: Var):
-    """``s`` with every access to ``name`` indexed first by ``iv``."""
+def _prefix(s, name: str, ivs: tuple):
+    """``s`` with every access to ``name`` indexed first by the loop variables ``ivs``."""
     from ..schedule.rewrite import map_expr, map_stmt_exprs
 
     def expr(e):
-        return dataclasses.replace(e, indices=(iv,) + tuple(e.indices)) \
+        return dataclasses.replace(e, indices=ivs + tuple(e.indices)) \
             if isinstance(e, Load) and e.name == name else None
 
     def stmt(st):
@@ -101,7 +106,7 @@ def _prefix(s, name: str, iv: Var):
                                        orelse=tuple(stmt(x) for x in st.orelse))
         st = map_stmt_exprs(st, expr)
         if isinstance(st, Store) and st.name == name:
-            st = dataclasses.replace(st, indices=(iv,) + tuple(st.indices))
+            st = dataclasses.replace(st, indices=ivs + tuple(st.indices))
         return st
 
     return stmt(s)
