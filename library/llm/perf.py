@@ -3,7 +3,9 @@
 ``llm_perf(config_or_model, board="u55c", prompt=32, gen=32, bits=W4A8)``
 explores the one-token decode layer of each layer kind (``sd.explore``),
 builds the prefill layer (``prompt`` tokens) with the same tiling and unroll
-factors (or explores it on its own with ``explore_prefill=True``), and
+factors, or those of the exploration's slowest-kernel-first unrolling when
+they make a faster prefill (or explores it on its own with
+``explore_prefill=True``), and
 composes the model as the paper's accelerator runs it: one fused layer
 accelerator re-invoked once per layer.
 
@@ -295,20 +297,11 @@ def llm_perf(target, board="u55c", prompt: int = 32, gen: int = 32, bits: dict |
         pre, chunk = None, prompt
         for chunk in _chunks(prompt, prefill_chunk):
             pre_fn = m.layer(chunk, kind).function
-            cfg = _map_config(ex.config, dec_fn, pre_fn)
-            r = evaluate(pre_fn, cfg, b, clock_mhz, None, label=f"prefill {chunk}")
-            if r.perf is not None and not r.perf.fits and cfg.prefetch:  # weight FIFOs may be what overfills it
-                cfg = dataclasses.replace(cfg, prefetch=False)
-                r = evaluate(pre_fn, cfg, b, clock_mhz, None, label=f"prefill {chunk}")
-            narrow = 0
-            while r.perf is not None and not r.perf.fits and narrow < 3 and any(u > 1 for _, u in cfg.unroll):
-                # the prefill layer's own buffers overfill the board at the decode factors: halve them
-                cfg = dataclasses.replace(cfg, unroll=tuple((n, max(1, u // 2)) for n, u in cfg.unroll))
-                r = evaluate(pre_fn, cfg, b, clock_mhz, None, label=f"prefill {chunk}, factors / {2 << narrow}")
-                narrow += 1
-            if r.perf is None:
-                raise LLMError(f"the {chunk}-token prefill layer could not be built: {r.why}", user_loc())
-            pre = commit(r.perf, None, cfg.prefetch) if r.perf.fits else r.perf
+            pre = None
+            for dec_cfg in _prefill_configs(ex):
+                got = _prefill_at(pre_fn, _map_config(dec_cfg, dec_fn, pre_fn), b, clock_mhz, chunk)
+                if pre is None or (got.fits and (not pre.fits or got.cycles < pre.cycles)):
+                    pre = got
             if explore_prefill:
                 try:
                     own = explore(m, b, budget, clock_mhz=clock_mhz, t=chunk, kind=kind, fusion=False).best
@@ -320,6 +313,40 @@ def llm_perf(target, board="u55c", prompt: int = 32, gen: int = 32, bits: dict |
                 break
         out.layers.append(LayerPerf(kind, count, ex.best, pre, ex, chunk))
     return out
+
+
+def _prefill_configs(ex) -> list:
+    """Decode designs whose factors the prefill layer is built with: the chosen one and, when it differs, the
+    fastest fitting one of the slowest-kernel-first unrolling (the paper's).  A one-token layer's best
+    factors minimise a sum of kernel times; a prefill layer streams rows through every kernel at once, so
+    its time is the slowest kernel's, which that unrolling minimises."""
+    out = [ex.config]
+    heap = [r for r in ex.tried if r.space == "tiling" and r.perf is not None and r.perf.fits
+            and r.cfg.unroll and not r.why.startswith("by gain")]
+    if heap:
+        alt = dataclasses.replace(min(heap, key=lambda r: r.perf.cycles).cfg, fusion=ex.config.fusion,
+                                  prefetch=ex.config.prefetch)
+        if alt.unroll != ex.config.unroll:
+            out.append(alt)
+    return out
+
+
+def _prefill_at(pre_fn, cfg, b, clock_mhz, chunk: int):
+    """The prefill layer at ``cfg`` (the decode factors), committed when it fits; when it does not, without
+    weight prefetch and then at halved factors (up to three times)."""
+    r = evaluate(pre_fn, cfg, b, clock_mhz, None, label=f"prefill {chunk}")
+    if r.perf is not None and not r.perf.fits and cfg.prefetch:  # weight FIFOs may be what overfills it
+        cfg = dataclasses.replace(cfg, prefetch=False)
+        r = evaluate(pre_fn, cfg, b, clock_mhz, None, label=f"prefill {chunk}")
+    narrow = 0
+    while r.perf is not None and not r.perf.fits and narrow < 3 and any(u > 1 for _, u in cfg.unroll):
+        # the prefill layer's own buffers overfill the board at the decode factors: halve them
+        cfg = dataclasses.replace(cfg, unroll=tuple((n, max(1, u // 2)) for n, u in cfg.unroll))
+        r = evaluate(pre_fn, cfg, b, clock_mhz, None, label=f"prefill {chunk}, factors / {2 << narrow}")
+        narrow += 1
+    if r.perf is None:
+        raise LLMError(f"the {chunk}-token prefill layer could not be built: {r.why}", user_loc())
+    return commit(r.perf, None, cfg.prefetch) if r.perf.fits else r.perf
 
 
 def _chunks(prompt: int, chunk: int | None) -> list[int]:

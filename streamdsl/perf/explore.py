@@ -26,13 +26,20 @@ DataflowSchedule), the default design, and the table of every design tried.
    accumulators by ``rfactor``), then lanes of the loop around it move
    inside.  A loop around a pipeline is never unrolled: Vitis would run the
    copies one after another.  The arrays the lanes read are partitioned
-   cyclically to match.
+   cyclically to match.  The heap minimises the slowest kernel, which is
+   what a layer streaming many rows waits for; a one-token layer's kernels
+   mostly run one after another (each needs its producer's whole row), so
+   its latency is their sum, and a second allocation (:func:`_unroll_by_gain`)
+   takes the steps that save the most cycles per share of the board.  Both
+   are evaluated end to end.
 2. **Fusion.**  Everything in one region, or the paper's greedy algorithm 2
    (``g.auto_fuse``) under the board's on-chip memory cap.
 3. **Resources.**  Kernels' local arrays whose banks exceed 64 KiB bound to URAM; FIFO depths sized for the board timing (LP offsets and
    all-start-at-once peaks; FIFOs from a weight DMA into one kernel capped at
-   2 tokens, since back-pressure there only slows the DMA), HBM channels per
-   DMA, buffers bound to LUTRAM/BRAM/URAM by size and tasks placed on SLRs by
+   2 tokens, since back-pressure there only slows the DMA; or, "prefetch",
+   deep enough for the DMA to run ahead: tried on the best design and on the
+   fastest tiling candidate, whose unrolling the shallow FIFOs may have held
+   back), HBM channels per DMA by when its kernel needs it, buffers bound to LUTRAM/BRAM/URAM by size and tasks placed on SLRs by
    an ILP (:func:`~streamdsl.perf.model.partition_slrs`).
 
 Which model is used where: kernels are ranked by the cost model alone (one
@@ -59,7 +66,7 @@ from ..ir.deps import affine, carried_accumulations
 from ..dataflow.layout import dtype_bits
 from ..ir.nodes import Alloc, CallKernel, Const, For, If, Load, Store, walk
 from ..types import FloatType
-from ..schedule.cost import BOARD_BUDGET, alloc_banks, estimate
+from ..schedule.cost import BOARD_BUDGET, alloc_banks, estimate, lane_cost
 from ..schedule.schedule import Schedule
 from .boards import RESOURCES, board as get_board
 from .model import BRAM_MAX_BYTES, DesignPerf, capped_fifos, model_design, model_tasks, size_depths
@@ -166,10 +173,13 @@ def unroll_parallel(s: Schedule, u: int) -> int:
     pipeline, and Vitis runs the copies one after another (UG1399, "Working
     with Nested Loops"); a perfect nest around it is flattened into the
     pipeline instead (the cost model's rule).  The nests of a kernel
-    run one after another, so the largest gets all of ``u`` and a nest of
-    ``w`` iterations ``u * sqrt(w / w_max)``: the lanes that minimise the sum
-    of the nests' times for the lanes spent (a short epilogue is not widened
-    as far as the main loop, nor left to dominate it)."""
+    run one after another, so a nest of ``w`` lane-iterations whose lane costs
+    ``c`` (LUTs, DSPs at the board's ratio: :func:`lane_cost`) gets
+    ``u * sqrt((w / c) / (w0 / c0))`` lanes (at most ``u``; ``w0``, ``c0``:
+    the nest of the most iterations): the lanes that minimise the sum
+    of the nests' times for the logic spent (a row quantiser's divider lanes
+    are not replicated as widely as the int MACs after it, nor left to
+    dominate them)."""
     if u <= 1:
         return 1
     best = 1
@@ -177,7 +187,13 @@ def unroll_parallel(s: Schedule, u: int) -> int:
     most_trips = loop_trips(s.ir.body)  # expression bounds at their largest
     work = {id(lp): math.prod([most_trips.get(id(p)) or 1 for p in parents] + [most_trips.get(id(lp)) or 1])
             for lp, parents in nests}
-    most = max(work.values(), default=1)
+    for lp, _ in nests:  # in lane-iterations: the lanes the pipeline already makes are work too
+        work[id(lp)] *= _lanes_inside(lp)
+    cost = {id(lp): max(1.0, lane_cost(s.ir, lp.body) / _lanes_inside(lp)) for lp, _ in nests}
+    ref = max((lp for lp, _ in nests), key=lambda lp: (work[id(lp)], -cost[id(lp)]), default=None)
+    most = work[id(ref)] / cost[id(ref)] if ref is not None else 1
+    for lp, _ in nests:
+        work[id(lp)] /= cost[id(lp)]
     for lp, parents in nests:
         u_n = max(1, min(u, math.ceil(u * math.sqrt(work[id(lp)] / most))))
         n = _trips(lp) or 1
@@ -236,15 +252,23 @@ def _lanes_inside(lp: For) -> int:
 def _partition_for(s: Schedule, lp: For, v: int) -> None:
     """Partition, cyclically by ``v``, every array dimension that loop ``lp`` indexes: its lanes read in parallel.
 
-    A dimension another nest already partitioned more finely keeps its factor (a cyclic partition by ``f``
-    serves ``v`` lanes too when ``v`` divides ``f``); otherwise it takes the least common multiple."""
+    A lane index with a stride (``h * 64 + e``: 64 lanes of ``e`` inside each of ``v`` lanes of ``h``) takes
+    ``v`` times the stride, so that every lane has a bank.  A dimension another nest already partitioned
+    more finely keeps its factor (a cyclic partition by ``f`` serves ``v`` lanes too when ``v`` divides
+    ``f``); otherwise it takes the least common multiple (at most the dimension: complete)."""
     done = set()
+    shapes = {p.name: p.type.shape for p in s.ir.params if hasattr(p.type, "shape")}
+    shapes.update({n.name: n.type.shape for st in s.ir.body for n in walk(st) if isinstance(n, Alloc)})
     for n in (n for b in lp.body for n in walk(b)):
         if isinstance(n, (Load, Store)):
             for d, idx in enumerate(n.indices):
-                if lp.var in set(affine(idx) or {}) and (n.name, d) not in done:
+                coef = (affine(idx) or {}).get(lp.var)
+                if coef and (n.name, d) not in done:
                     done.add((n.name, d))
-                    f = math.lcm(v, *(p[2] for p in _partitions(s.ir, n.name) if p[0] == d + 1 and p[1] == "cyclic"))
+                    f = math.lcm(v * abs(coef),
+                                 *(p[2] for p in _partitions(s.ir, n.name) if p[0] == d + 1 and p[1] == "cyclic"))
+                    size = shapes[n.name][d] if n.name in shapes else f
+                    f = size if f >= size else f
                     try:
                         s.partition(s.buffer(n.name), d + 1, "cyclic", f)
                     except ScheduleError:
@@ -331,6 +355,51 @@ def _recipe(s: Schedule, reorder: bool, u: int) -> int:
     got = unroll_parallel(s, u)
     bind_large_locals(s)
     return got
+
+
+def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict, cap_u: int):
+    """Unroll factors for a layer whose kernels run one after another (a one-token layer: each needs its
+    producer's whole row), where the sum of the kernels' cycles is the latency, not the slowest kernel's.
+
+    Repeatedly take the step (a kernel's factor times 2 .. 64, up to the second factor that gains) that saves the most cycles per share of
+    the board it adds (the largest of its DSP/LUT/FF fractions), while the board holds it: a residual add
+    widened 16 lanes for a few hundred LUTs before a linear's thousandth MAC lane.  Returns
+    ``(sum of factors, factors, why)``, or None when no step fits."""
+    u = {tk: 1 for tk in tasks}
+    cur = dict(start)
+    steps = 0
+    while True:
+        best = None
+        for tk in tasks:
+            gained = 0
+            for mult in (2, 4, 8, 16, 32, 64):  # past a plateau (lanes come in whole rows of a vectorised loop)
+                nu = u[tk] * mult
+                if sum(u.values()) + nu - u[tk] > cap_u or gained == 2:
+                    break
+                new = est(tk, nu)
+                if new[0] >= cur[tk][0]:  # a plateau: lanes of one nest are saturated, another's not yet due
+                    continue
+                gained += 1
+                if any(new[1].get(r, 0) > slr_limit[r] for r in slr_limit):
+                    break
+                trial = dict(cur)
+                trial[tk] = new
+                if any(v > limit[r] for r, v in used(trial).items()):
+                    break
+                share = max(max(0, new[1].get(r, 0) - cur[tk][1].get(r, 0)) / limit[r] for r in limit)
+                score = (cur[tk][0] - new[0]) / max(share, 1e-9)
+                if best is None or score > best[0]:
+                    best = (score, tk, nu, new)
+        if best is None:
+            break
+        _, tk, nu, new = best
+        u[tk], cur[tk] = nu, new
+        steps += 1
+    if not steps:
+        return None
+    total = sum(cur[tk][0] for tk in tasks)
+    return (sum(u.values()), u, f"by gain: most cycles saved per board share, {steps} steps; kernel cycles sum to "
+            f"{total}")
 
 
 # ------------------------------------------------------------------ designs
@@ -519,7 +588,7 @@ def explore(target, board="u55c", budget: int | None = None, *, clock_mhz: float
         raise ExploreError(f"budget must be a positive integer (the sum of unroll factors), got {budget!r}",
                            caller_loc(), hint="budget=256, or leave it out to fill the board")
     fn, default_g, name = _target(target, t, kind)
-    pb = bar(total=(1 if base_config else 2) + checkpoints + (3 if fusion else 0), desc=f"explore {name}",
+    pb = bar(total=(1 if base_config else 2) + checkpoints + 1 + (4 if fusion else 0), desc=f"explore {name}",
              unit="design")
 
     def ev(*args, **kw) -> Tried:
@@ -529,7 +598,10 @@ def explore(target, board="u55c", budget: int | None = None, *, clock_mhz: float
         return r
 
     try:
-        return _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints, fusion, base_config)
+        ex = _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints, fusion, base_config)
+        pb.total = pb.n  # some designs are only tried when they differ from one already tried
+        pb.refresh()
+        return ex
     finally:
         pb.close()
 
@@ -578,6 +650,7 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
                 tot[r] += state[tk][1].get(r, 0)
         return tot
 
+    cur0 = dict(cur)
     heap = [(-cur[tk][0], tk) for tk in tasks]
     heapq.heapify(heap)
     total_u = sum(u.values())
@@ -614,10 +687,15 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
         snap_cfgs.append((total_u, dict(u), (full + "; " if full else "every kernel saturated; ") +
                           f"slowest {slow} ({cur[slow][0]} cycles)"))
     picks = snap_cfgs[-checkpoints:] if len(snap_cfgs) > checkpoints else snap_cfgs
+    gain = _unroll_by_gain(tasks, cur0, lambda tk, f: _kernel_est(fn, tk, base_cfg.reorder, f, b.name, clock, est),
+                           used, limit, slr_limit, cap_u)
+    if gain is not None and gain[1] != picks[-1][1]:
+        picks = picks + [gain]
     best = start
     for tot_u, uu, why in picks:
         cfg = Config(base_cfg.tile, base_cfg.reorder, tuple(sorted((k, v) for k, v in uu.items() if v > 1)), "all")
-        r = ev(fn, cfg, b, clock, bits, default_g, f"unroll sum {tot_u}", "tiling", why)
+        label = f"unroll sum {tot_u}" + (" by gain" if why.startswith("by gain") else "")
+        r = ev(fn, cfg, b, clock, bits, default_g, label, "tiling", why)
         tried.append(r)
         if r.perf is not None and r.perf.fits and (not best.perf.fits or r.perf.cycles < best.perf.cycles):
             best = r
@@ -634,14 +712,19 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
             if r.perf is not None and r.perf.fits and r.perf.cycles < best.perf.cycles:
                 best = r
     if fusion:  # resource allocation: FIFO memory for the weight DMAs to run ahead of their kernels
-        cfg = dataclasses.replace(best.cfg, prefetch=True)
-        r = ev(fn, cfg, b, clock, bits, default_g, "prefetch weights", "resources",
-                     "weight FIFOs at no-back-pressure depth instead of 2 tokens")
-        if r.perf is not None:
-            r.why += f"; FIFO/converter memory {r.perf.onchip_bytes / 2**20:.1f} MiB"
-        tried.append(r)
-        if r.perf is not None and r.perf.fits and r.perf.cycles < best.perf.cycles:
-            best = r
+        cands = [best.cfg]
+        fastest = min((r for r in tried if r.space == "tiling" and r.perf is not None), key=lambda r: r.perf.analytic)
+        if fastest.cfg.unroll != best.cfg.unroll:  # the unrolling the weight FIFOs may have held back
+            cands.append(dataclasses.replace(fastest.cfg, fusion=best.cfg.fusion))
+        for i, c in enumerate(cands):
+            r = ev(fn, dataclasses.replace(c, prefetch=True), b, clock, bits, default_g,
+                   "prefetch weights" + (f" ({fastest.label})" if i else ""), "resources",
+                   "weight FIFOs at no-back-pressure depth instead of 2 tokens")
+            if r.perf is not None:
+                r.why += f"; FIFO/converter memory {r.perf.onchip_bytes / 2**20:.1f} MiB"
+            tried.append(r)
+            if r.perf is not None and r.perf.fits and r.perf.cycles < best.perf.cycles:
+                best = r
     if best.perf.fits:
         best.perf = commit(best.perf, bits, best.cfg.prefetch)
     if not best.perf.fits:

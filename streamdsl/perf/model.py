@@ -109,7 +109,8 @@ class DmaModel:
     cycles: int = 0
 
 
-def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float | None = None) -> int:
+def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float | None = None,
+                      windows: dict[str, int] | None = None) -> int:
     """Give each DMA of one region a share of ``channels`` memory channels; returns the channels used.
 
     The smallest DMAs, as many as together move no more than an average
@@ -128,6 +129,10 @@ def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float 
     channel-cycles gains nothing from a 2nd channel until its token fits in
     1); the channels left then shorten the other DMAs, slowest first, and
     channels that shorten no DMA stay unused.
+
+    ``windows`` (DMA name -> the cycles it may take without delaying the design, :func:`dma_windows`): the
+    channels first make the largest lateness, time past the window, the smallest (the weights the first
+    kernels need get channels first, a DMA with room to spare fewer), then the longest time within that.
     """
     if not dmas:
         return 0
@@ -161,17 +166,27 @@ def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float 
             return next((c for c in range(1, avail + 1) if cyc(d, c) <= limit), None)
 
         avail = spare + len(own)
-        times = sorted({cyc(d, c) for d in own for c in range(1, avail + 1)})
-        lo, hi = 0, len(times) - 1  # the smallest longest-DMA time the channels can reach
-        while lo < hi:
-            mid = (lo + hi) // 2
-            cs = [need(d, times[mid]) for d in own]
-            if all(c is not None for c in cs) and sum(cs) <= avail:
-                hi = mid
-            else:
-                lo = mid + 1
+        win = {d.name: (windows or {}).get(d.name, 0) for d in own}
+
+        def smallest(values, limit):  # the first of the sorted values whose limits the channels can meet
+            lo, hi = 0, len(values) - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                cs = [need(d, limit(d, values[mid])) for d in own]
+                if all(c is not None for c in cs) and sum(cs) <= avail:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            return values[lo]
+
+        # the smallest largest lateness (none below 0: a DMA inside its window is on time), then, within
+        # it, the smallest longest time (without windows: the longest DMA time alone)
+        late = smallest(sorted({max(0, cyc(d, c) - win[d.name]) for d in own for c in range(1, avail + 1)}),
+                        lambda d, v: win[d.name] + v)
+        longest = smallest(sorted({cyc(d, c) for d in own for c in range(1, avail + 1)}),
+                           lambda d, v: min(v, win[d.name] + late))
         for d in own:
-            d.channels = float(need(d, times[lo]))
+            d.channels = float(need(d, min(longest, win[d.name] + late)))
         left = avail - int(sum(d.channels for d in own))
         while left > 0:  # what is left shortens the others, slowest first, fewest channels first
             gains = [(cyc(d, int(d.channels)), -k, d) for d in own
@@ -186,8 +201,8 @@ def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float 
 
 
 # ------------------------------------------------------------------ analytic model
-def analytic_cycles(tasks: list[Task], edges: list[Edge]) -> int:
-    """A closed-form end-to-end estimate without FIFO limits (coarser than the token simulator).
+def analytic_times(tasks: list[Task], edges: list[Edge]) -> tuple[dict[str, int], dict[str, int]]:
+    """(start, end) cycle of every task in a closed-form timing without FIFO limits.
 
     A task starts when the first token of every input can arrive
     (``start(v) = max start(u) + delay(u, v)``, the delay the LP uses) and ends
@@ -216,7 +231,30 @@ def analytic_cycles(tasks: list[Task], edges: list[Edge]) -> int:
         s = max((start[e.src] + max(0, e.delay(by[e.src], t)) for e in preds[n]), default=0)
         start[n] = s
         end[n] = max(s + t.latency, max((end[e.src] + t.lat for e in preds[n]), default=0))
-    return max(end.values(), default=0)
+    return start, end
+
+
+def analytic_cycles(tasks: list[Task], edges: list[Edge]) -> int:
+    """A closed-form end-to-end estimate without FIFO limits (coarser than the token simulator): see
+    :func:`analytic_times`."""
+    return max(analytic_times(tasks, edges)[1].values(), default=0)
+
+
+def dma_windows(tasks: list[Task], edges: list[Edge], dmas: list[DmaModel]) -> dict[str, int]:
+    """Cycles each DMA may take without delaying the design, from the analytic timing with DMAs that cost
+    nothing: a load until its last consumer ends (it streams as that kernel reads), a store from its
+    producer's start to the end of the design."""
+    names = {d.name for d in dmas}
+    fast = [Task(t.name, t.iters, 1, 1, fill=t.fill, drain=t.drain) if t.name in names else t for t in tasks]
+    start, end = analytic_times(fast, edges)
+    total = max(end.values(), default=0)
+    out = {}
+    for d in dmas:
+        if d.direction == "load":
+            out[d.name] = max((end[e.dst] for e in edges if e.src == d.name), default=total)
+        else:
+            out[d.name] = total - min((start[e.src] for e in edges if e.dst == d.name), default=0)
+    return out
 
 
 # ------------------------------------------------------------------ SLR partition
@@ -624,8 +662,10 @@ def model_tasks(g, board="u55c", clock_mhz: float | None = None, bits: dict | No
     used = 0
     port_gbs = mem.port_bits / 8 * clock / 1e3
     per_channel = min(port_gbs, mem.channel_gbs) * 1e3 / clock  # bytes per cycle
+    windows = dma_windows([nodes[n].task for n in low.nodes], low.sim_edges(), dmas)
     for region in sorted({d.region for d in dmas}):
-        used = max(used, allocate_channels([d for d in dmas if d.region == region], mem.channels, per_channel))
+        used = max(used, allocate_channels([d for d in dmas if d.region == region], mem.channels, per_channel,
+                                           windows))
     for d in dmas:
         ports = max(1, math.ceil(d.channels))
         gbs = min(ports * port_gbs, d.channels * mem.channel_gbs)

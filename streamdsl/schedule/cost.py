@@ -71,10 +71,10 @@ LATENCY = {  # cycles at 250 MHz
           "cmp": 1, "cast": 3},
     "i": {"add": 1, "sub": 1, "mul": 2, "floordiv": 20, "mod": 20, "div": 12, "cmp": 1, "cast": 0},
 }
-COST = {  # (DSP, LUT) per operator
-    "f32": {"add": (2, 220), "sub": (2, 220), "mul": (3, 90), "div": (0, 800), "exp": (7, 700), "log": (6, 900),
+COST = {  # (DSP, LUT) per operator; abs and neg of a float are sign-bit wiring (no logic)
+    "f32": {"abs": (0, 0), "neg": (0, 0), "add": (2, 220), "sub": (2, 220), "mul": (3, 90), "div": (0, 800), "exp": (7, 700), "log": (6, 900),
             "sqrt": (0, 500), "rsqrt": (0, 600), "tanh": (8, 1800), "erf": (8, 1800), "cast": (0, 250)},
-    "f64": {"add": (3, 700), "sub": (3, 700), "mul": (11, 200), "div": (0, 3200), "exp": (26, 2000)},
+    "f64": {"abs": (0, 0), "neg": (0, 0), "add": (3, 700), "sub": (3, 700), "mul": (11, 200), "div": (0, 3200), "exp": (26, 2000)},
 }
 AUTO_PIPELINE_TRIPS = 64
 BRAM_BITS = 18 * 1024
@@ -307,10 +307,12 @@ class _Model:
         address: one read, merged, or one write, the last); a local declared inside makes every copy count."""
         count: dict[str, int] = {}
         accesses = list(_accesses_in_loops(s.body, ()))
-        decls = {n.name for b in s.body for n in walk(b) if isinstance(n, Decl)}
+        deps = _local_deps(s.body)
         for n, around in accesses:
-            used = {v.name for i in n.indices for v in walk(i) if isinstance(v, Var)}
-            counted = around if used & decls else [lp for lp in around if lp.var in used]
+            used = set()
+            for v in (v.name for i in n.indices for v in walk(i) if isinstance(v, Var)):
+                used |= deps.get(v, {v})
+            counted = [lp for lp in around if lp.var in used]
             count[n.name] = count.get(n.name, 0) + math.prod(_trips(lp) for lp in counted)
         worst = 1
         for name, c in count.items():
@@ -329,6 +331,32 @@ class _Model:
             self.res["uram"] += banks * math.ceil(bits / banks / URAM_BITS)
         else:
             self.res["bram"] += banks * math.ceil(bits / banks / BRAM_BITS)
+
+
+def lane_cost(k: Kernel, stmts, board: str = "u55c", clock_mhz: float = 250.0) -> float:
+    """The logic of one copy of ``stmts`` (inner loops unrolled), in LUTs plus DSPs at the board's LUTs per DSP:
+    what one more lane of a loop with this body costs, as a share of the board."""
+    m = _Model(k, clock_mhz)
+    m.body(stmts, 1, True)
+    b = BOARD_BUDGET[board if board in BOARD_BUDGET else "u55c"]
+    return m.res["lut"] + m.res["dsp"] * b["lut"] / b["dsp"]
+
+
+def _local_deps(stmts) -> dict[str, set]:
+    """The variables each scalar local declared in ``stmts`` depends on (through the locals it reads); a local
+    reassigned there depends on every loop of ``stmts`` (its value moves from copy to copy)."""
+    deps: dict[str, set] = {}
+    nodes = [n for b in stmts for n in walk(b)]
+    every = {n.var for n in nodes if isinstance(n, For)}
+    for n in nodes:
+        if isinstance(n, Decl):
+            got: set = set()
+            for v in (v.name for v in walk(n.init) if isinstance(v, Var)):
+                got |= deps.get(v, {v})
+            deps[n.name] = got
+        elif isinstance(n, Assign) and n.name in deps:
+            deps[n.name] = deps[n.name] | every
+    return deps
 
 
 def _narrow_bits(e) -> int:

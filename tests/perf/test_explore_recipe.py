@@ -7,7 +7,7 @@ import numpy as np
 import streamdsl as sd
 from streamdsl import f32, i8, i32
 from streamdsl.backend.sim import simulate
-from streamdsl.ir.nodes import For
+from streamdsl.ir.nodes import For, walk
 from streamdsl.perf.explore import _partitions, pipeline_innermost, unroll_parallel
 from streamdsl.schedule.cost import estimate
 from tests.schedule.test_cost_model import rowdots  # 32 rows, each a dot of 16
@@ -122,3 +122,60 @@ def test_a_recipe_given_twice_gives_the_same_schedule_and_trace():
     assert a.ir == b.ir and str(a.trace) == str(b.trace) and len(a.trace.steps) > 3
     c = sd.schedule(mac)
     assert apply_recipe(c, True, 64) == 64 and c.ir != a.ir  # another factor is another recipe
+
+
+@sd.kernel
+def quant_mac(X: f32[1, 256], W: i8[64, 256]) -> i32[1, 64]:
+    A: i32[1, 64]
+    Q: i8[1, 256]
+    for k in range(256):  # a divider per lane: costly lanes, little work
+        Q[0, k] = sd.cast(X[0, k] / 3.0, i8)
+    for o in range(64):
+        A[0, o] = 0
+    for k2, o2 in sd.grid(256, 64):  # cheap int MAC lanes, the most work
+        A[0, o2] += sd.cast(Q[0, k2], i32) * sd.cast(W[o2, k2], i32)
+    return A
+
+
+def _lanes(s, var: str) -> int:
+    return next(n.stop.value for n in s.ir.body for n in walk(n) if isinstance(n, For) and n.var == var + "_i")
+
+
+def test_lanes_go_where_they_are_cheap_for_the_work():
+    s = sd.schedule(quant_mac)
+    pipeline_innermost(s)
+    unroll_parallel(s, 256)
+    # the MAC nest (16384 iterations, ~64 LUTs a lane) takes the factor; the divider nest (256 iterations,
+    # ~800 LUTs a lane) u * sqrt((256 / 800) / (16384 / 64)) = 256 * 0.035 -> 9 -> 8 lanes, not the 16 that
+    # its share of the iterations alone would give
+    assert _lanes(s, "k") == 8
+    rng = np.random.default_rng(2)
+    x = rng.uniform(-300, 300, (1, 256)).astype(np.float32)
+    w = rng.integers(-8, 8, (64, 256)).astype(np.int8)
+    q = (x / np.float32(3.0)).astype(np.int8).astype(np.int32)
+    np.testing.assert_array_equal(simulate(s.ir, x, w), q @ w.astype(np.int32).T)
+
+
+@sd.kernel
+def pv(S: f32[8, 32], V: f32[8, 32, 16]) -> f32[1, 128]:
+    O: f32[1, 128]
+    for h0, e0 in sd.grid(8, 16):
+        O[0, h0 * 16 + e0] = 0.0
+    for j in range(32):  # a value row of every head into its 16 accumulators
+        for h in range(8):
+            for e in range(16):
+                O[0, h * 16 + e] += S[h, j] * V[h, j, e]
+    return O
+
+
+def test_strided_lanes_get_a_bank_each():
+    s = sd.schedule(pv)
+    pipeline_innermost(s)
+    unroll_parallel(s, 32)
+    # 2 lanes of h index O at stride 16, inside which the 16 e lanes sit: 2 x 16 banks, one per lane, so the
+    # pipeline takes two heads' value rows a cycle (a cyclic 16 would put two lanes on each bank: II 2)
+    assert [p[2] for p in _partitions(s.ir, "O") if p[0] == 2] == [32]
+    assert all(x.ii == 1 for x in estimate(s.ir).loops if x.ii is not None)
+    rng = np.random.default_rng(3)
+    sm, v = rng.standard_normal((8, 32)).astype(np.float32), rng.standard_normal((8, 32, 16)).astype(np.float32)
+    np.testing.assert_allclose(simulate(s.ir, sm, v), np.einsum("hj,hje->he", sm, v).reshape(1, 128), rtol=1e-5)

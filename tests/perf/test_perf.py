@@ -201,3 +201,51 @@ def test_exploring_the_prefill_layer_never_models_it_slower():
     own = llm_perf(c, "u55c", prompt=8, gen=2, bits=W4A8, explore_prefill=True)
     assert all(lp.prefill.fits for lp in own.layers)
     assert own.ttft_s <= mapped.ttft_s  # the prefill's own best is kept only when it beats the decode factors
+
+
+def test_channels_follow_the_windows():
+    # 512-byte tokens at 64 bytes per channel-cycle: 8 channels move a token a cycle (100 cycles), 4 two
+    # (200), 1 eight (800).  Minimising the longest time gives 4 + 4 + 4 and one spare 4 to a: 200 cycles
+    # for two of them.  With a needed by cycle 100 and b, c by 800, a takes 8 and meets it, b and c need 1
+    # each to meet theirs, and the channels left shorten them (4 each: 200 cycles, well inside)
+    def three():
+        return [DmaModel(n, n, "load", 0, 4, 512 * 100, 100, 512) for n in "abc"]
+    ds = three()
+    allocate_channels(ds, 16, channel_bytes=64.0, windows={"a": 100, "b": 800, "c": 800})
+    assert {d.name: d.channels for d in ds} == {"a": 8.0, "b": 4.0, "c": 4.0}
+    ds = three()
+    allocate_channels(ds, 16, channel_bytes=64.0, windows={"a": 800, "b": 800, "c": 100})
+    assert {d.name: d.channels for d in ds}["c"] == 8.0
+
+
+def test_dma_windows_from_the_consumers():
+    from streamdsl.perf.model import dma_windows
+
+    tasks = [Task("w", 10, 50, 1), Task("k1", 10, 10, 5), Task("k2", 10, 10, 5), Task("out", 10, 50, 1)]
+    edges = [Edge("e0", "k1", "k2", 10), Edge("e1", "w", "k2", 10), Edge("e2", "k2", "out", 10)]
+    dmas = [DmaModel("w", "w", "load", 0, 32, 640, 10, 64), DmaModel("out", "out", "store", 0, 32, 640, 10, 64)]
+    win = dma_windows(tasks, edges, dmas)
+    # with the DMAs free (II 1): k1 runs 0..95 and its first token is out at 5, when k2 starts; k2 ends one
+    # latency after k1 (100), the store one cycle after that (101).  The load may take until k2 ends, the
+    # store from k2's start to the end
+    assert win == {"w": 100, "out": 101 - 5}
+
+
+def test_unrolling_by_gain_widens_the_cheap_kernel_first():
+    from streamdsl.perf.explore import _unroll_by_gain
+
+    def est(tk, f):  # (cycles, resources, lanes): a cheap short kernel and a costly long one
+        lut = {"add": 100, "mac": 4000}[tk] * f
+        return ({"add": 1024, "mac": 8192}[tk] // min(f, 64), {"lut": lut, "dsp": 0, "ff": 0}, f)
+
+    tasks = ["add", "mac"]
+    start = {tk: est(tk, 1) for tk in tasks}
+
+    def used(state):
+        return {r: sum(state[tk][1][r] for tk in tasks) for r in ("lut", "dsp", "ff")}
+
+    limit = {"lut": 40000.0, "dsp": 1.0, "ff": 1.0}
+    tot, u, why = _unroll_by_gain(tasks, start, est, used, limit, limit, 1 << 30)
+    # add saturates at 64 lanes for 6400 LUTs (16 cycles); mac then takes what is left: 8 lanes (32000)
+    assert u == {"add": 64, "mac": 8} and tot == 72 and why.startswith("by gain")
+    assert used({tk: est(tk, u[tk]) for tk in tasks})["lut"] <= limit["lut"]

@@ -160,3 +160,50 @@ def test_an_unrolled_integer_sum_is_a_tree_and_a_float_sum_a_chain():
     from tests.schedule.test_rfactor import dot_i8
 
     assert _tree_depth(_loop(dot_i8.ir, "k"), 512, 250.0) == 9  # int: log2(512) levels of 1-cycle adds
+
+
+@sd.kernel
+def head_rows(Q: f32[4, 16], K: f32[4, 32, 16], g: i32) -> f32[32]:
+    S: f32[32]
+    for j in range(32):
+        h: i32 = g % 4  # a local that does not move with j: one address for every copy of j
+        dot: f32 = 0.0
+        for e in range(16):
+            dot += Q[h, e] * K[h, j, e]
+        S[j] = dot
+    return S
+
+
+def test_a_local_index_counts_copies_only_of_the_loops_it_depends_on():
+    s = sd.schedule(head_rows)
+    o, i = s.split(s.loop("j"), 4)
+    s.pipeline(o)
+    s.unroll(i)
+    s.partition(s.buffer("Q"), 2, "complete")
+    s.partition(s.buffer("K"), 2, "cyclic", 4)
+    s.partition(s.buffer("K"), 3, "complete")
+    s.partition(s.buffer("S"), 1, "cyclic", 4)
+    # Q[h, e]: 16 banks, the 4 copies of j share each address (h does not depend on j): one read; counting
+    # every copy because h is a local would give 4 reads on 2 ports, II 2
+    assert next(x for x in estimate(s.ir).loops if x.var == o.var).ii == 1
+
+
+@sd.kernel
+def signs(X: f32[64]) -> f32[64]:
+    Y: f32[64]
+    for k in range(64):
+        Y[k] = -abs(X[k])
+    return Y
+
+
+@sd.kernel
+def copy64(X: f32[64]) -> f32[64]:
+    Y: f32[64]
+    for k in range(64):
+        Y[k] = X[k]
+    return Y
+
+
+def test_sign_bit_operations_cost_no_logic():
+    # -abs(x) clears and sets the sign bit: wiring, the same LUTs and DSPs as a plain copy
+    assert estimate(signs.ir).resources == estimate(copy64.ir).resources

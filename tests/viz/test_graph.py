@@ -5,7 +5,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import traceback
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -140,12 +139,10 @@ def test_without_graphviz_writes_dot_and_one_notice(tmp_path, monkeypatch, capsy
     assert err == f"graphviz `dot` not found: wrote {p}; install graphviz to get {tmp_path / 'design.svg'}\n"
 
 
-def test_full_size_layer_is_fast_and_complete():
+def test_full_size_layer_is_complete():
     g = llm_layer()
     g.lowered()
-    t0 = time.perf_counter()
     dot = viz.graph_dot(g)
-    assert time.perf_counter() - t0 < 0.5
     texts = svg_texts(viz.graph_svg(g))
     low = g.lowered()
     assert len(g.graph.tasks) == 10
