@@ -27,6 +27,13 @@ from .nodes import (
 ACC_OPS = {"add", "mul", "max", "min", "bitand", "bitor", "bitxor"}
 
 
+def is_var_mul(e) -> bool:
+    """An integer multiply neither of whose operands is a constant: what a DSP or a LUT multiplier computes
+    (a multiply by a constant is shifts and adds)."""
+    return (isinstance(e, BinOp) and e.op == "mul" and isinstance(e.dtype, IntType)
+            and not isinstance(e.lhs, Const) and not isinstance(e.rhs, Const))
+
+
 def affine(e: Expr) -> dict | None:
     """``e`` as {var: coeff, None: const} over integer vars, or None if not affine."""
     if isinstance(e, Const) and isinstance(e.value, int):

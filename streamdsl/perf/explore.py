@@ -66,7 +66,8 @@ from ..ir.deps import affine, carried_accumulations
 from ..dataflow.layout import dtype_bits
 from ..ir.nodes import Alloc, CallKernel, Const, For, If, Load, Store, walk
 from ..types import FloatType
-from ..schedule.cost import BOARD_BUDGET, alloc_banks, estimate, lane_cost
+from ..ir.deps import is_var_mul
+from ..schedule.cost import BOARD_BUDGET, alloc_banks, estimate, lane_cost, narrow_bits
 from ..schedule.schedule import Schedule
 from .boards import RESOURCES, board as get_board
 from .model import BRAM_MAX_BYTES, DesignPerf, capped_fifos, model_design, model_tasks, size_depths
@@ -311,6 +312,20 @@ def fuse_row_loops(s: Schedule) -> int:
     return done
 
 
+def bind_narrow_muls(s: Schedule) -> int:
+    """Bind the narrow integer multiplies (operands of at most 10 bits, which Vitis builds in LUTs) of every
+    pipeline to DSPs (``bind_op``): a DSP48E2 per MAC lane instead of ~64 LUTs and their flip-flops, for a
+    board whose LUTs run out first.  Returns the loops bound."""
+    done = 0
+    for lp, _ in list(_loops_with_parents(s.ir.body)):
+        if "pipeline" in lp.attrs and "bind_mul" not in lp.attrs and any(
+                is_var_mul(n) and max(narrow_bits(n.lhs), narrow_bits(n.rhs)) <= 10
+                for b in lp.body for n in walk(b)):
+            s.bind_op(s.loop(lp.var), "mul", "dsp")
+            done += 1
+    return done
+
+
 def bind_large_locals(s: Schedule) -> None:
     """Bind local arrays whose banks are over 64 KiB each to URAM (288 Kb blocks), as the design model binds
     FIFOs by size (a finely partitioned array's small banks stay BRAM or distributed RAM)."""
@@ -361,45 +376,75 @@ def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict,
     """Unroll factors for a layer whose kernels run one after another (a one-token layer: each needs its
     producer's whole row), where the sum of the kernels' cycles is the latency, not the slowest kernel's.
 
-    Repeatedly take the step (a kernel's factor times 2 .. 64, up to the second factor that gains) that saves the most cycles per share of
-    the board it adds (the largest of its DSP/LUT/FF fractions), while the board holds it: a residual add
-    widened 16 lanes for a few hundred LUTs before a linear's thousandth MAC lane.  Returns
-    ``(sum of factors, factors, why)``, or None when no step fits."""
+    Repeatedly take the step (a kernel's factor times 2 .. 64, up to the second factor that gains) that saves
+    the most cycles per share of the board it adds (the largest of its DSP/LUT/FF fractions), while the board
+    holds it: a residual add widened 16 lanes for a few hundred LUTs before a linear's thousandth MAC lane.
+    A step may also move the kernel's narrow multiplies to DSPs (``est(task, factor, True)``, None when it
+    has none), which is what widens the MAC lanes once the LUTs run out.  Returns ``(sum of factors,
+    factors, why, tasks with multiplies in DSPs)``, or None when no step fits."""
     u = {tk: 1 for tk in tasks}
+    dsp = {tk: False for tk in tasks}
     cur = dict(start)
     steps = 0
     while True:
         best = None
         for tk in tasks:
-            gained = 0
-            for mult in (2, 4, 8, 16, 32, 64):  # past a plateau (lanes come in whole rows of a vectorised loop)
-                nu = u[tk] * mult
-                if sum(u.values()) + nu - u[tk] > cap_u or gained == 2:
-                    break
-                new = est(tk, nu)
-                if new[0] >= cur[tk][0]:  # a plateau: lanes of one nest are saturated, another's not yet due
-                    continue
-                gained += 1
-                if any(new[1].get(r, 0) > slr_limit[r] for r in slr_limit):
-                    break
-                trial = dict(cur)
-                trial[tk] = new
-                if any(v > limit[r] for r, v in used(trial).items()):
-                    break
-                share = max(max(0, new[1].get(r, 0) - cur[tk][1].get(r, 0)) / limit[r] for r in limit)
-                score = (cur[tk][0] - new[0]) / max(share, 1e-9)
-                if best is None or score > best[0]:
-                    best = (score, tk, nu, new)
-        if best is None:
-            break
-        _, tk, nu, new = best
-        u[tk], cur[tk] = nu, new
+            for variant in (dsp[tk], not dsp[tk]):  # as bound now, and with its multiplies moved
+                gained = 0
+                for mult in (2, 4, 8, 16, 32, 64):  # past a plateau (lanes come in whole rows of a vectorised loop)
+                    nu = u[tk] * mult
+                    if sum(u.values()) + nu - u[tk] > cap_u or gained == 2:
+                        break
+                    new = est(tk, nu, variant)
+                    if new is None:
+                        break  # no multiplies to move: no such variant
+                    if new[0] >= cur[tk][0]:  # a plateau: lanes of one nest are saturated, another's not yet due
+                        continue
+                    gained += 1
+                    if any(new[1].get(r, 0) > slr_limit[r] for r in slr_limit):
+                        break
+                    trial = dict(cur)
+                    trial[tk] = new
+                    if any(v > limit[r] for r, v in used(trial).items()):
+                        continue  # a wider step may move more multiplies off the full resource
+                    share = max(max(0, new[1].get(r, 0) - cur[tk][1].get(r, 0)) / limit[r] for r in limit)
+                    score = (cur[tk][0] - new[0]) / max(share, 1e-9)
+                    if best is None or score > best[0]:
+                        best = (score, tk, nu, variant, new)
+        if best is None:  # nothing widens: move a kernel's multiplies to DSPs where that frees the most
+            best = _move_to_dsp(tasks, u, dsp, cur, est, used, limit, slr_limit)
+            if best is None:
+                break
+        _, tk, nu, variant, new = best
+        u[tk], dsp[tk], cur[tk] = nu, variant, new
         steps += 1
     if not steps:
         return None
     total = sum(cur[tk][0] for tk in tasks)
+    moved = sorted(tk for tk in tasks if dsp[tk])
     return (sum(u.values()), u, f"by gain: most cycles saved per board share, {steps} steps; kernel cycles sum to "
-            f"{total}")
+            f"{total}" + (f"; multiplies of {len(moved)} kernel(s) in DSPs" if moved else ""), tuple(moved))
+
+
+def _move_to_dsp(tasks, u, dsp, cur, est, used, limit, slr_limit):
+    """The kernel whose multiplies, moved to DSPs at its factor, free the most LUT/FF share per DSP share
+    (that room then widens the others), as a step ``(0, task, factor, True, estimate)``; None if none fits."""
+    best = None
+    for tk in tasks:
+        if dsp[tk]:
+            continue
+        new = est(tk, u[tk], True)
+        if new is None or any(new[1].get(r, 0) > slr_limit[r] for r in slr_limit):
+            continue
+        trial = dict(cur)
+        trial[tk] = new
+        if any(v > limit[r] for r, v in used(trial).items()):
+            continue
+        freed = max((cur[tk][1].get(r, 0) - new[1].get(r, 0)) / limit[r] for r in ("lut", "ff"))
+        cost = max(0, new[1].get("dsp", 0) - cur[tk][1].get("dsp", 0)) / limit["dsp"]
+        if freed > 0 and (best is None or freed / max(cost, 1e-9) > best[0]):
+            best = (freed / max(cost, 1e-9), tk, u[tk], True, new)
+    return None if best is None else (0,) + best[1:]
 
 
 # ------------------------------------------------------------------ designs
@@ -410,6 +455,7 @@ class Config:
     unroll: tuple[tuple[str, int], ...] = ()
     fusion: str = "all"  # "all" | "greedy" | "none"
     prefetch: bool = False  # weight FIFOs deep enough for their DMAs to run ahead of the kernels
+    dsp: tuple[str, ...] = ()  # tasks whose narrow multiplies are bound to DSPs (bind_narrow_muls)
 
     def factor(self, task: str) -> int:
         return dict(self.unroll).get(task, 1)
@@ -424,6 +470,8 @@ def build_design(fn: DataflowFunction, cfg: Config, base: DataflowSchedule | Non
     g = DataflowSchedule(fn)
     for t in g.tasks():
         apply_recipe(g.schedule(t), cfg.reorder, cfg.factor(t.name))
+        if t.name in cfg.dsp:
+            bind_narrow_muls(g.schedule(t))
     for e in g.edges():
         node = g.graph.edges[e.name]
         if base is not None and not cfg.tile:
@@ -539,11 +587,15 @@ def _target(target, t: int, kind):
                        caller_loc(), hint="sd.explore(sd.schedule(my_dataflow)) or sd.explore(llm_model)")
 
 
-def _kernel_est(fn: DataflowFunction, task: str, reorder: bool, u: int, board_name: str, clock: float, cache: dict):
-    key = (task, reorder, u)
+def _kernel_est(fn: DataflowFunction, task: str, reorder: bool, u: int, board_name: str, clock: float, cache: dict,
+                dsp: bool = False):
+    key = (task, reorder, u, dsp)
     if key not in cache:
         s = Schedule(fn.graph.kernel(task))
         got = apply_recipe(s, reorder, u)
+        if dsp and not bind_narrow_muls(s):
+            cache[key] = None  # nothing to bind: no DSP variant of this kernel
+            return None
         rep = estimate(s.ir, board_name if board_name in BOARD_BUDGET else "u55c", clock)
         cache[key] = (int(rep.cycles), dict(rep.resources), got)
     return cache[key]
@@ -686,14 +738,15 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
         slow = max(tasks, key=lambda x: cur[x][0])
         snap_cfgs.append((total_u, dict(u), (full + "; " if full else "every kernel saturated; ") +
                           f"slowest {slow} ({cur[slow][0]} cycles)"))
-    picks = snap_cfgs[-checkpoints:] if len(snap_cfgs) > checkpoints else snap_cfgs
-    gain = _unroll_by_gain(tasks, cur0, lambda tk, f: _kernel_est(fn, tk, base_cfg.reorder, f, b.name, clock, est),
+    picks = [p + ((),) for p in (snap_cfgs[-checkpoints:] if len(snap_cfgs) > checkpoints else snap_cfgs)]
+    gain = _unroll_by_gain(tasks, cur0, lambda tk, f, d: _kernel_est(fn, tk, base_cfg.reorder, f, b.name, clock, est, d),
                            used, limit, slr_limit, cap_u)
-    if gain is not None and gain[1] != picks[-1][1]:
+    if gain is not None and (gain[1], gain[3]) != (picks[-1][1], ()):
         picks = picks + [gain]
     best = start
-    for tot_u, uu, why in picks:
-        cfg = Config(base_cfg.tile, base_cfg.reorder, tuple(sorted((k, v) for k, v in uu.items() if v > 1)), "all")
+    for tot_u, uu, why, moved in picks:
+        cfg = Config(base_cfg.tile, base_cfg.reorder, tuple(sorted((k, v) for k, v in uu.items() if v > 1)), "all",
+                     dsp=moved)
         label = f"unroll sum {tot_u}" + (" by gain" if why.startswith("by gain") else "")
         r = ev(fn, cfg, b, clock, bits, default_g, label, "tiling", why)
         tried.append(r)

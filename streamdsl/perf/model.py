@@ -272,7 +272,7 @@ _PARTITIONS: "OrderedDict[tuple, tuple]" = OrderedDict()
 
 
 def partition_slrs(nodes: dict[str, dict[str, int]], links: list[tuple[str, str, int]], b: Board,
-                   pinned: dict[str, int] | None = None, util: float = 1.0, time_limit: float | None = 60.0,
+                   pinned: dict[str, int] | None = None, util: float = 1.0, time_limit: float | None = 10.0,
                    status: dict | None = None):
     """Assign nodes to SLRs by an ILP (``scipy.optimize.milp``, HiGHS).
 

@@ -39,7 +39,8 @@ These are model estimates, not Vitis HLS reports.  The model:
   an integer multiply by a constant (index arithmetic) is shifts and adds in LUTs;
   an integer multiply is priced at the widths of its operands before widening
   casts (``i32(int8) * i32(int4)`` is an 8 x 4 multiplier: LUTs, no DSP, as
-  Vitis narrows it); address arithmetic is charged once per access, not per
+  Vitis narrows it), or, inside a loop bound by ``bind_op`` to DSPs, one
+  DSP48E2 per 27 x 18 with the add of its product in the DSP's post-adder; address arithmetic is charged once per access, not per
   unrolled copy (the copies differ by constant offsets, which partitioning
   turns into bank wiring);
   local arrays take BRAM18K blocks (or URAM, or LUTs / registers when bound so),
@@ -53,7 +54,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..ir.bounds import Ranges
-from ..ir.deps import carried_accumulations
+from ..ir.deps import carried_accumulations, is_var_mul
 from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Select, Store, UnaryOp, Var, walk,
 )
@@ -69,7 +70,7 @@ LATENCY = {  # cycles at 250 MHz
     "f": {"add": 4, "sub": 4, "mul": 3, "div": 12, "exp": 8, "log": 10, "sqrt": 12, "rsqrt": 12, "tanh": 20,
           "erf": 20, "sin": 16, "cos": 16, "sigmoid": 22, "pow": 30, "max": 1, "min": 1, "abs": 0, "neg": 0,
           "cmp": 1, "cast": 3},
-    "i": {"add": 1, "sub": 1, "mul": 2, "floordiv": 20, "mod": 20, "div": 12, "cmp": 1, "cast": 0},
+    "i": {"add": 1, "sub": 1, "mul": 2, "mul_dsp": 3, "mul_fabric": 2, "add_dsp": 0, "floordiv": 20, "mod": 20, "div": 12, "cmp": 1, "cast": 0},
 }
 COST = {  # (DSP, LUT) per operator; abs and neg of a float are sign-bit wiring (no logic)
     "f32": {"abs": (0, 0), "neg": (0, 0), "add": (2, 220), "sub": (2, 220), "mul": (3, 90), "div": (0, 800), "exp": (7, 700), "log": (6, 900),
@@ -103,6 +104,11 @@ def op_cost(op: str, t, widths: tuple[int, int] | None = None) -> tuple[int, int
         table = COST.get(t.name if t.name in COST else "f32", COST["f32"])
         return table.get(op, (0, 100))
     bits = _bits(t)
+    if op in ("mul_dsp", "mul_fabric"):  # bound by bind_op
+        a, b = sorted(widths or (bits, bits))
+        return (math.ceil(a / 18) * math.ceil(b / 27), 0) if op == "mul_dsp" else (0, a * b)
+    if op == "add_dsp":  # the add of a DSP product: the DSP48's post-adder
+        return (0, 0)
     if op == "mul":
         a, b = sorted(widths or (bits, bits))
         if a <= 10:
@@ -162,6 +168,7 @@ class _Model:
         self.k, self.clock = k, clock
         self.res = dict(dsp=0, bram=0, uram=0, lut=0, ff=0)
         self.loops: list[LoopEstimate] = []
+        self.bind: list[str] = []  # bind_op impls of the loops around (innermost last)
         self.ranges = Ranges()  # integer scalars' intervals, for loops with expression bounds
         self.banks = {p.name: 1 for p in k.params}
         for n in (n for s in k.body for n in walk(s)):
@@ -187,7 +194,12 @@ class _Model:
             if name == "mul" and _class(t) == "i" and any(isinstance(c, Const) for c in kids):
                 name = "mul_const"  # index arithmetic such as i * 64: shifts and adds in LUTs, no DSP
             elif name == "mul" and _class(t) == "i":
-                widths = (_narrow_bits(kids[0]), _narrow_bits(kids[1]))
+                widths = (narrow_bits(kids[0]), narrow_bits(kids[1]))
+                if self.bind:
+                    name = "mul_" + self.bind[-1]
+            elif name in ("add", "sub") and _class(t) == "i" and self.bind[-1:] == ["dsp"] and any(
+                    is_var_mul(c) for c in kids):
+                name = "add_dsp"
             ops.append((name, t, widths))
             return op_latency(name, t, self.clock) + max(self.expr(c, ops) for c in kids)
         if isinstance(e, Cast):
@@ -241,6 +253,16 @@ class _Model:
         return 0
 
     def loop(self, s: For, copies: int, unrolled: bool) -> int:
+        bound = "bind_mul" in s.attrs
+        if bound:
+            self.bind.append(s.attrs.get("bind_mul"))
+        try:
+            return self._loop(s, copies, unrolled)
+        finally:
+            if bound:
+                self.bind.pop()
+
+    def _loop(self, s: For, copies: int, unrolled: bool) -> int:
         trips = _trips(s, self.ranges)
         self.ranges.loop(s.var, s.start, s.stop)
         if unrolled or s.attrs.get("unroll") == 0:
@@ -359,10 +381,10 @@ def _local_deps(stmts) -> dict[str, set]:
     return deps
 
 
-def _narrow_bits(e) -> int:
+def narrow_bits(e) -> int:
     """Significant bits of an integer operand: a widening cast keeps its source's width."""
     if isinstance(e, Cast) and isinstance(e.operand.dtype, (IntType, FixedType)):
-        return min(_bits(e.dtype), _narrow_bits(e.operand))
+        return min(_bits(e.dtype), narrow_bits(e.operand))
     if isinstance(e, Const) and isinstance(e.value, int):
         return max(1, abs(int(e.value)).bit_length() + 1)
     return _bits(e.dtype)

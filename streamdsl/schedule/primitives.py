@@ -8,7 +8,7 @@ located :class:`streamdsl.ScheduleError` that shows the offending loop.
 from __future__ import annotations
 
 from ..ir import build as B
-from ..ir.deps import accumulation, affine, classify, names_in
+from ..ir.deps import accumulation, affine, classify, is_var_mul, names_in
 from ..ir.nodes import (
     Alloc, Assign, Attrs, CallKernel, Const, Decl, For, If, Kernel, Load, Ref, Return, Store, TensorType, Var, walk,
 )
@@ -286,6 +286,24 @@ def unroll(k: Kernel, var: str, factor: int | None = None) -> Kernel:
     return set_loop_attr(k, var, "unroll", factor)
 
 
+MUL_IMPL = ("dsp", "fabric")
+
+
+def bind_op(k: Kernel, var: str, op: str = "mul", impl: str = "dsp") -> Kernel:
+    """``#pragma HLS bind_op``: every integer multiply of two values inside loop ``var`` in DSPs or in LUTs
+    (``fabric``).  Vitis puts a multiply as narrow as int8 x int4 in LUTs on its own; bound to a DSP48E2
+    (27 x 18) it takes one, and the add of its product into an accumulation goes in the DSP's post-adder."""
+    if op != "mul":
+        raise Refusal(f"bind_op binds multiplies (op='mul'), got op={op!r}", hint="s.bind_op(loop, 'mul', 'dsp')")
+    if impl not in MUL_IMPL:
+        raise Refusal(f"impl must be one of {', '.join(MUL_IMPL)}, got {impl!r}", hint="s.bind_op(loop, 'mul', 'dsp')")
+    _path, loop = _loop(k, var)
+    if not any(is_var_mul(n) for s in loop.body for n in walk(s)):
+        raise Refusal(f"loop '{var}' has no integer multiply of two values to bind", loop=var,
+                      hint="a multiply by a constant is shifts and adds; bind the loop that holds the product")
+    return set_loop_attr(k, var, "bind_mul", impl)
+
+
 STORAGE = ("bram", "uram", "lutram", "reg")
 KINDS = ("cyclic", "block", "complete")
 
@@ -499,14 +517,23 @@ def rfactor(k: Kernel, var: str, factor: int) -> tuple[Kernel, str, str, str]:
                                                         acc_rf[k_i] = (acc_rf[k_i] + X[k_o * 4 + k_i])
                                                       }
                                                     }
-                                                    for k_l in range(0, 4, 1) { acc = (acc + acc_rf[k_l]) }
+                                                    for k_r in range(0, 2, 1) [pipeline=1] {
+                                                      acc_rf[k_r] = (acc_rf[k_r] + acc_rf[(k_r + 2)])
+                                                    }
+                                                    for k_r1 in range(0, 1, 1) {
+                                                      acc_rf[k_r1] = (acc_rf[k_r1] + acc_rf[(k_r1 + 1)])
+                                                    }
+                                                    acc = (acc + acc_rf[0])
 
     Each lane's recurrence spans one outer iteration, so a pipelined loop
     whose float sum held it at II 4 now retires ``factor`` elements per II.
-    Sums are reassociated (lane by lane, then the lanes in order): the
-    result differs from the sequential float sum by rounding; ``max`` and
-    ``min`` are exact (lanes start from the accumulator itself).  Returns
-    (kernel, outer loop, lane loop, first partial buffer).
+    The lanes then combine pairwise, a level per loop (each of independent
+    ops, pipelined): about ``factor + log2(factor) x`` the op's latency
+    cycles, not ``factor x`` it as a running sum would take.  Sums are
+    reassociated (lane by lane, then as that tree): the result differs from
+    the sequential float sum by rounding; ``max`` and ``min`` are exact
+    (lanes start from the accumulator itself).  Returns (kernel, outer loop,
+    lane loop, first partial buffer).
     """
     if not isinstance(factor, int) or isinstance(factor, bool) or factor < 2:
         raise Refusal(f"rfactor factor must be an integer >= 2, got {factor!r}", hint="e.g. s.rfactor(k, 8)",
@@ -577,10 +604,21 @@ def rfactor(k: Kernel, var: str, factor: int) -> tuple[Kernel, str, str, str]:
         before.append(For(init_v, B.const(0, index), B.const(factor, index), 1,
                           (Store(rf[a], (vi,), B.const(0, t) if op == "add" else Var(a, t), loop.loc),),
                           Attrs({"unroll": 0}), loop.loc))
-        part = Load(rf[a], (vr,), t, loop.loc)
+        m = factor
+        while m > 1:  # pairwise: lane t takes lane t + (m - h); log2(factor) levels of independent ops
+            h = m // 2
+            lv = fresh(used, comb_v)
+            used.add(lv)
+            vt = Var(lv, index)
+            pair = (Load(rf[a], (vt,), t, loop.loc),
+                    Load(rf[a], (B.binop("add", vt, B.const(m - h, index)),), t, loop.loc))
+            both = B.binop("add", *pair) if op == "add" else B.call(op, pair)
+            after.append(For(lv, B.const(0, index), B.const(h, index), 1, (Store(rf[a], (vt,), both, loop.loc),),
+                             Attrs({"pipeline": 1}) if h > 1 else Attrs(), loop.loc))
+            m -= h
+        part = Load(rf[a], (B.const(0, index),), t, loop.loc)
         comb = B.binop("add", Var(a, t), part) if op == "add" else B.call(op, (Var(a, t), part))
-        after.append(For(comb_v, B.const(0, index), B.const(factor, index), 1, (Assign(a, comb, loop.loc),),
-                         Attrs(), loop.loc))
+        after.append(Assign(a, comb, loop.loc))
     new = tuple(before) + (outer_loop,) + tuple(after)
     return unique_loop_vars(replace(k, body=put(k.body, path, new))), outer, lane, rf[next(iter(accs))]
 

@@ -226,6 +226,10 @@ class Schedule:
     def bind(self, buf, storage):
         self._apply("bind", P.bind, (buf, storage), {})
 
+    def bind_op(self, loop, op="mul", impl="dsp"):
+        """The integer multiplies inside ``loop`` in DSPs (``impl="dsp"``) or LUTs (``"fabric"``)."""
+        self._apply("bind_op", P.bind_op, (loop, op, impl), {}, plain=(1, 2))
+
     @contextmanager
     def batch(self):
         """Apply several primitives with the IR verified once, when the block ends, instead of after each

@@ -400,3 +400,58 @@ def test_board_sets_part_and_clock(tmp_path):
     assert p.part == "xcu280-fsvh2892-2L-e" and p.board == "u280"
     assert "set_part xcu280-fsvh2892-2L-e" in p.files["run_hls.tcl"]
     assert "create_clock -period 4 " in p.files["run_hls.tcl"]
+
+
+@sd.kernel
+def qdot(X: i8[4, 32], W: i8[16, 32]) -> i32[4, 16]:
+    A: i32[4, 16] = 0
+    for r in range(4):
+        for k in range(32):
+            for o in range(16):  # int8 x int4-range MACs: LUT multipliers unless bound to DSPs
+                A[r, o] += sd.cast(X[r, k], i32) * sd.cast(W[o, k], i32)
+    return A
+
+
+def _qdot_schedule(s):
+    s.pipeline(s.loop("k"))
+    s.partition(s.buffer("W"), 1, "complete")
+    s.partition(s.buffer("A"), 2, "complete")
+    s.bind_op(s.loop("k"), "mul", "dsp")
+
+
+def test_bind_op_names_each_multiply_and_binds_it():
+    s = sd.schedule(qdot)
+    _qdot_schedule(s)
+    assert """s.bind_op(s.loop("k"), 'mul', 'dsp')""" in str(s.trace)
+    cpp = s.build("hls").source
+    filecheck([(0, "CHECK", "#pragma HLS pipeline II=1"),
+               (0, "CHECK", "int32_t _bm0 = (int32_t(X[r][k]) * int32_t(W_local[o][k]));"),
+               (0, "CHECK-NEXT", "#pragma HLS bind_op variable=_bm0 op=mul impl=dsp"),
+               (0, "CHECK-NEXT", "A[r][o] = A[r][o] + _bm0;")], cpp)
+    replayed = s.trace.replay(qdot)
+    assert replayed.ir == s.ir
+
+
+@needs_gxx
+def test_csim_of_dsp_bound_multiplies_is_bit_exact():
+    s = sd.schedule(qdot)
+    _qdot_schedule(s)
+    r = _rng(4)
+    x = r.integers(-127, 128, (4, 32), dtype=np.int8)
+    w = r.integers(-7, 8, (16, 32), dtype=np.int8)
+    want = x.astype(np.int32) @ w.astype(np.int32).T
+    np.testing.assert_array_equal(s.build("hls").csim(x, w), want)
+    np.testing.assert_array_equal(simulate(s.ir, x, w), want)
+
+
+def test_bind_op_refusals_are_located():
+    s = sd.schedule(qdot)
+    with pytest.raises(sd.ScheduleError, match="impl must be one of dsp, fabric") as e:
+        s.bind_op(s.loop("k"), "mul", "uram")
+    assert "test_hls.py" in str(e.value)
+    with pytest.raises(sd.ScheduleError, match="op='mul'"):
+        s.bind_op(s.loop("k"), "add", "dsp")
+    s2 = sd.schedule(scale)
+    with pytest.raises(sd.ScheduleError, match="no integer multiply of two values"):
+        s2.bind_op(s2.loops()[0], "mul", "dsp")
+    assert s.ir == sd.schedule(qdot).ir  # the refusals changed nothing

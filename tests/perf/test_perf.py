@@ -234,7 +234,9 @@ def test_dma_windows_from_the_consumers():
 def test_unrolling_by_gain_widens_the_cheap_kernel_first():
     from streamdsl.perf.explore import _unroll_by_gain
 
-    def est(tk, f):  # (cycles, resources, lanes): a cheap short kernel and a costly long one
+    def est(tk, f, dsp=False):  # (cycles, resources, lanes): a cheap short kernel and a costly long one
+        if dsp:
+            return None  # no multiplies to move to DSPs
         lut = {"add": 100, "mac": 4000}[tk] * f
         return ({"add": 1024, "mac": 8192}[tk] // min(f, 64), {"lut": lut, "dsp": 0, "ff": 0}, f)
 
@@ -245,7 +247,18 @@ def test_unrolling_by_gain_widens_the_cheap_kernel_first():
         return {r: sum(state[tk][1][r] for tk in tasks) for r in ("lut", "dsp", "ff")}
 
     limit = {"lut": 40000.0, "dsp": 1.0, "ff": 1.0}
-    tot, u, why = _unroll_by_gain(tasks, start, est, used, limit, limit, 1 << 30)
+    tot, u, why, moved = _unroll_by_gain(tasks, start, est, used, limit, limit, 1 << 30)
     # add saturates at 64 lanes for 6400 LUTs (16 cycles); mac then takes what is left: 8 lanes (32000)
-    assert u == {"add": 64, "mac": 8} and tot == 72 and why.startswith("by gain")
+    assert u == {"add": 64, "mac": 8} and tot == 72 and why.startswith("by gain") and moved == ()
     assert used({tk: est(tk, u[tk]) for tk in tasks})["lut"] <= limit["lut"]
+
+    def est2(tk, f, dsp=False):  # mac's multiplies may move to DSPs: a DSP and 1000 LUTs a lane
+        if tk == "mac" and dsp:
+            return (8192 // min(f, 64), {"lut": 1000 * f, "dsp": f, "ff": 0}, f)
+        return est(tk, f, dsp)
+
+    limit2 = {"lut": 40000.0, "dsp": 32.0, "ff": 1.0}
+    tot, u, why, moved = _unroll_by_gain(tasks, {tk: est2(tk, 1) for tk in tasks}, est2, used, limit2, limit2, 1 << 30)
+    # once the LUTs hold add's 64 lanes and 8 of mac's, mac's lanes move to DSPs: 32 of them (32 DSPs,
+    # 32000 LUTs), so mac runs 4x faster than in LUTs alone
+    assert moved == ("mac",) and u == {"add": 64, "mac": 32} and "in DSPs" in why

@@ -3,7 +3,7 @@ one read for an address every unrolled copy shares, and a scalar declared inside
 from __future__ import annotations
 
 import streamdsl as sd
-from streamdsl import f32, i32
+from streamdsl import f32, i8, i32
 from streamdsl.ir.bounds import Ranges, loop_trips
 from streamdsl.ir.deps import carried_accumulations
 from streamdsl.ir.nodes import For, walk
@@ -207,3 +207,30 @@ def copy64(X: f32[64]) -> f32[64]:
 def test_sign_bit_operations_cost_no_logic():
     # -abs(x) clears and sets the sign bit: wiring, the same LUTs and DSPs as a plain copy
     assert estimate(signs.ir).resources == estimate(copy64.ir).resources
+
+
+@sd.kernel
+def qmac(X: i8[32], W: i8[16, 32]) -> i32[16]:
+    A: i32[16] = 0
+    for k in range(32):
+        for o in range(16):
+            A[o] += sd.cast(X[k], i32) * sd.cast(W[o, k], i32)
+    return A
+
+
+def test_multiplies_bound_to_dsps_leave_the_luts():
+    def sched(bind: bool):
+        s = sd.schedule(qmac)
+        s.pipeline(s.loop("k"))
+        s.partition(s.buffer("W"), 1, "complete")
+        s.partition(s.buffer("A"), 1, "complete")
+        if bind:
+            s.bind_op(s.loop("k"), "mul", "dsp")
+        return estimate(s.ir)
+
+    lut, dsp = sched(False), sched(True)
+    # 16 lanes of an 8 x 8 multiply (64 LUTs) and an i32 add (32): in LUTs, no DSP; bound, a DSP48E2 each,
+    # the add in its post-adder
+    assert lut.resources["dsp"] == 0 and dsp.resources["dsp"] == 16
+    assert lut.resources["lut"] - dsp.resources["lut"] == 16 * (64 + 32)
+    assert lut.cycles == dsp.cycles  # a DSP MAC: 3 cycles, as the LUT multiply (2) and add (1)

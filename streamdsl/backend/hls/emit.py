@@ -2,7 +2,8 @@
 
 Names come from the Python source, loops are labelled, and pragmas come only
 from IR attrs: ``pipeline`` (II), ``unroll`` (0 = full), ``partition`` and
-``bind`` on buffers.  Expressions use the C++ templates of the op registry,
+``bind`` on buffers, ``bind_mul`` on loops (each integer multiply of two values
+inside is named, ``_bm<n>``, and given ``#pragma HLS bind_op``).  Expressions use the C++ templates of the op registry,
 and every integer result narrower than ``int`` is cast back to its type, so
 the code computes what the simulator computes (compile with ``-fwrapv``).
 """
@@ -15,6 +16,7 @@ from ...ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load, Ref,
     Return, Select, Store, UnaryOp, Var,
 )
+from ...ir.deps import is_var_mul
 from ...ir.ops import OPS
 from ...types import DType, FixedType, FloatType, IntType, TensorType
 
@@ -88,6 +90,10 @@ class Emitter:
         self.out_names = out_names  # returned local tensor -> output parameter name
         self.lines: list[str] = []
         self.labels: set[str] = set()
+        self.bind: list[str] = []  # bind_op impls of the loops around (innermost last)
+        self.pending: list[str] = []  # named multiplies of the statement being emitted, with their pragmas
+        self.hoist = True  # off inside a select's branches and loop headers: they must not run unconditionally
+        self.named = 0
 
     def label(self, base: str) -> str:
         """A loop label unique in this function (sibling loops may share a variable name)."""
@@ -109,7 +115,14 @@ class Emitter:
         if isinstance(e, Load):
             return self.out_names.get(e.name, e.name) + "".join(f"[{self.index(i)}]" for i in e.indices)
         if isinstance(e, BinOp):
-            return self._typed(OPS[e.op].cpp.format(self.expr(e.lhs), self.expr(e.rhs)), e.dtype, e.op)
+            text = self._typed(OPS[e.op].cpp.format(self.expr(e.lhs), self.expr(e.rhs)), e.dtype, e.op)
+            if self.bind and self.hoist and is_var_mul(e):
+                name = f"_bm{self.named}"
+                self.named += 1
+                self.pending += [f"{ctype(e.dtype)} {name} = {text};",
+                                 f"#pragma HLS bind_op variable={name} op=mul impl={self.bind[-1]}"]
+                return name
+            return text
         if isinstance(e, UnaryOp):
             return self._typed(OPS[e.op].cpp.format(self.expr(e.operand)), e.dtype, e.op)
         if isinstance(e, Call):
@@ -117,7 +130,12 @@ class Emitter:
         if isinstance(e, Cast):
             return self.cast(e)
         if isinstance(e, Select):
-            return f"({self.expr(e.cond)} ? {self.expr(e.then)} : {self.expr(e.orelse)})"
+            cond, outer = self.expr(e.cond), self.hoist
+            self.hoist = False
+            try:
+                return f"({cond} ? {self.expr(e.then)} : {self.expr(e.orelse)})"
+            finally:
+                self.hoist = outer
         raise AssertionError(type(e).__name__)
 
     def index(self, e: Expr) -> str:
@@ -143,6 +161,9 @@ class Emitter:
 
     # ------------------------------------------------------------- statements
     def emit(self, line: str, depth: int) -> None:
+        for p in self.pending:  # the multiplies the line uses, named first
+            self.lines.append("  " * depth + p)
+        self.pending = []
         self.lines.append("  " * depth + line)
 
     def body(self, stmts, depth: int) -> None:
@@ -152,7 +173,11 @@ class Emitter:
     def stmt(self, s, depth: int) -> None:
         if isinstance(s, For):
             self.open_for(s, depth)
+            if "bind_mul" in s.attrs:
+                self.bind.append(s.attrs.get("bind_mul"))
             self.body(s.body, depth + 1)
+            if "bind_mul" in s.attrs:
+                self.bind.pop()
             self.emit("}", depth)
         elif isinstance(s, Store):
             target = self.out_names.get(s.name, s.name)
@@ -188,8 +213,10 @@ class Emitter:
         """The labelled loop header and its pragmas; the caller emits the body and the brace."""
         cmp = "<" if s.step > 0 else ">"
         inc = f"{s.var}++" if s.step == 1 else f"{s.var} += {s.step}"
-        self.emit(f"{self.label('L_' + s.var)}: for (int {s.var} = {self.index(s.start)}; {s.var} {cmp} {self.index(s.stop)}; {inc}) {{",
-                  depth)
+        outer, self.hoist = self.hoist, False  # the bounds stay in the header
+        start, stop = self.index(s.start), self.index(s.stop)
+        self.hoist = outer
+        self.emit(f"{self.label('L_' + s.var)}: for (int {s.var} = {start}; {s.var} {cmp} {stop}; {inc}) {{", depth)
         if "pipeline" in s.attrs:
             self.emit(f"#pragma HLS pipeline II={s.attrs.get('pipeline')}", depth + 1)
         if "unroll" in s.attrs:
