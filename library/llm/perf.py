@@ -196,6 +196,15 @@ class LLMPerf:
             out.append("the one-token layer's kernels each need their whole input row, so they overlap little: "
                        f"kernel cycles sum to {share} against the layer's {d.cycles}; slowest: " + ", ".join(
                            f"{n.name} {n.cycles}" for n in slow))
+            if d.cycles > share:
+                out.append(f"the weight DMAs hold kernels back by {d.cycles - share} cycles beyond the kernels' sum: "
+                           "each DMA keeps its HBM channels for the whole layer, so the weights the first kernels "
+                           "need cannot borrow the channels of those needed later")
+            use = {r: d.total[r] / max(1, self.board.total[r]) for r in ("lut", "ff", "dsp", "bram", "uram")}
+            out.append("the board is where the explorer stops widening (85 % of a resource, and a kernel's lanes on "
+                       "one SLR): " + ", ".join(f"{r.upper()} {v:.0%}" for r, v in use.items()) + "; an int8 x int4 "
+                       "MAC lane is ~64 LUTs and 128 FFs in fabric, or a DSP48E2 when its multiplies are bound to "
+                       "DSPs (one MAC a DSP: the two-MACs-a-DSP packing is not modeled or emitted)")
             red = [x for x in slow if x.name.split("_")[0] in ("layernorm", "rmsnorm", "attention")]
             kv = [n for n in d.nodes.values() if n.kind == "task" and n.name.startswith("kv_append")]
             if kv:
@@ -206,13 +215,22 @@ class LLMPerf:
                            "the scalar accumulator of every library linear); int8 x int4 MACs (quant='w4a8') are "
                            "LUT multipliers with 1-cycle adds")
             if red:
-                out.append("fp32 reductions are bound by the fadd latency (4 cycles; floats are not reassociated): "
-                           "norm sums at II 4 with no outer loop to unroll at t=1; attention walks the whole "
-                           f"cache ({self.prompt + self.gen} positions) of every head, its softmax sum taking a key "
-                           "every 4 cycles per head and its dot products and value rows as many lanes as the "
-                           "board leaves: " + ", ".join(f"{n.name} {n.cycles}" for n in red) + " cycles")
+                out.append("fp32 reductions are bound by the fadd latency (4 cycles): a norm's sum retires one "
+                           "element per partial-sum lane every 4 cycles and its lanes combine pairwise; attention "
+                           f"walks the whole cache ({self.prompt + self.gen} positions) of every head, its softmax "
+                           "sum taking a key every 4 cycles per head and its dot products and value rows as many "
+                           "lanes as the board leaves: " + ", ".join(f"{n.name} {n.cycles}" for n in red) + " cycles")
             out.append(f"compute roofline of the fp32 fabric: {self.fp32_roofline_tps:.0f} tokens/s; the design "
                        f"reaches {tps / self.fp32_roofline_tps * 100:.1f} % of it")
+        lp = max(self.layers, key=lambda x: x.count * x.prefill_passes(self.prompt) * x.prefill.cycles)
+        pre = lp.prefill
+        slow = pre.slowest(1)
+        out.append(f"TTFT {self.ttft_s * 1e3:.1f} ms: the {lp.kind} prefill layer runs {lp.prefill_passes(self.prompt)} "
+                   f"pass(es) of {lp.chunk} tokens ({'the whole prompt' if lp.chunk >= self.prompt else 'the whole prompt does not fit the board'}), "
+                   f"{pre.cycles} cycles a pass, built at the decode exploration's unroll factors (explore_prefill=True "
+                   "explores it on its own); its slowest kernel " + ", ".join(f"{n.name} {n.cycles}" for n in slow) +
+                   (" (each chunk's queries walk the whole cache, masked keys included)"
+                    if slow and slow[0].name.startswith("attention_decode") else ""))
         return out
 
     def _repr_html_(self) -> str:

@@ -407,7 +407,7 @@ def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict,
                     trial[tk] = new
                     if any(v > limit[r] for r, v in used(trial).items()):
                         continue  # a wider step may move more multiplies off the full resource
-                    share = max(max(0, new[1].get(r, 0) - cur[tk][1].get(r, 0)) / limit[r] for r in limit)
+                    share = max(max(0, new[1].get(r, 0) - cur[tk][1].get(r, 0)) / max(limit[r], 1.0) for r in limit)
                     score = (cur[tk][0] - new[0]) / max(share, 1e-9)
                     if best is None or score > best[0]:
                         best = (score, tk, nu, variant, new)
@@ -692,11 +692,11 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
     for tk in tasks:  # keep the memory the FIFOs of each kernel hold
         for r in ("bram", "uram"):
             rest[r] += start.perf.nodes[tk].resources.get(r, 0) - cur[tk][1].get(r, 0)
-    limit = {r: util * b.total[r] for r in ("dsp", "lut", "ff")}
-    slr_limit = {r: util * max(sl[r] for sl in b.slrs) for r in ("dsp", "lut", "ff")}  # a kernel sits on one SLR
+    limit = {r: util * b.total[r] for r in RESOURCES}  # logic and memory: partitioned arrays take BRAM banks
+    slr_limit = {r: util * max(sl[r] for sl in b.slrs) for r in RESOURCES}  # a kernel sits on one SLR
 
     def used(state) -> dict:
-        tot = {r: rest[r] for r in ("dsp", "lut", "ff")}
+        tot = {r: rest[r] for r in RESOURCES}
         for tk in tasks:
             for r in tot:
                 tot[r] += state[tk][1].get(r, 0)
