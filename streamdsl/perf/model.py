@@ -109,13 +109,20 @@ class DmaModel:
     cycles: int = 0
 
 
+def _share(d: DmaModel, shared: list[DmaModel]) -> float:
+    """The average share of one channel DMA ``d`` gets among ``shared`` served round-robin: all move at the
+    same rate until the smaller ones finish, so ``d`` is done after ``sum(min(bytes, d's bytes))`` bytes."""
+    return d.bytes / max(1, sum(min(x.bytes, d.bytes) for x in shared))
+
+
 def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float | None = None,
                       windows: dict[str, int] | None = None) -> int:
     """Give each DMA of one region a share of ``channels`` memory channels; returns the channels used.
 
     The smallest DMAs, as many as together move no more than an average
-    channel's share of the region's bytes, share one channel (the last) in
-    proportion to their bytes, as m_axi ports bundled on one HBM channel do;
+    channel's share of the region's bytes, share one channel (the last),
+    served round-robin as m_axi ports bundled on one HBM channel are: each
+    gets the average share :func:`_share`;
     a lone small DMA simply has that channel.  Every other DMA gets one channel
     of its own, and the spare channels go one at a time to the DMA with the
     most bytes per channel (its data striped over them, one AXI port each).
@@ -145,14 +152,14 @@ def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float 
         tail += order[split].bytes
     own, shared = order[:split], order[split:]
     if len(shared) <= 1:
-        own, shared = order, []
+        own, shared = own + shared, []
     if len(own) + (1 if shared else 0) > channels:
         own, shared = order[:channels - 1], order[channels - 1:]
     for d in own:
         d.channels = 1.0
-    tot = sum(d.bytes for d in shared) or 1
+    shares = {d.name: _share(d, shared) for d in shared}
     for d in shared:
-        d.channels = max(1e-3, d.bytes / tot)
+        d.channels = max(1e-3, shares[d.name])
     spare = channels - len(own) - (1 if shared else 0)
     if channel_bytes is None:
         for _ in range(spare):

@@ -175,10 +175,11 @@ def test_llm_perf_prefill_in_chunks():
 
 def test_small_dmas_share_one_channel():
     ds = [DmaModel(n, n, "load", 0, 32, b, 1, b) for n, b in (("w1", 4000), ("w2", 3000), ("s1", 40), ("s2", 60))]
-    # 7100 bytes over 4 channels: 1775 a channel; s1 + s2 = 100 fit in one, so they share the last
+    # 7100 bytes over 4 channels: 1775 a channel; s1 + s2 = 100 fit in one, so they share the last, served
+    # round-robin: s1 is done after 40 + 40 bytes (half the channel on average), s2 after 40 + 60 (0.6 of it)
     assert allocate_channels(ds, 4) == 4
     got = {d.name: d.channels for d in ds}
-    assert got["s1"] == pytest.approx(0.4) and got["s2"] == pytest.approx(0.6)
+    assert got["s1"] == pytest.approx(0.5) and got["s2"] == pytest.approx(0.6)
     assert got["w1"] + got["w2"] == 3 and got["w1"] == 2  # the spare to the most bytes per channel
 
 
