@@ -11,9 +11,8 @@
 * regions: clusters, titled with their on-chip bytes.
 
 Banks: each region's DMAs take the memory's channels in order, as many as
-:func:`streamdsl.perf.model.allocate_channels` gives each (one per DMA, spare
-channels to the DMA with the most bytes per channel; when DMAs outnumber
-channels the smallest share the last one).  Regions run one after another,
+:func:`streamdsl.perf.model.allocate_channels` gives each (the smallest DMAs
+share the last channel; the others' channels follow when each is needed).  Regions run one after another,
 so every region counts from bank 0.  Without ``perf`` the allocation is the
 U55C's (32 HBM pseudo-channels) with every tensor at its dtype's width.
 """
