@@ -12,10 +12,12 @@ The mapping, and why:
   (:mod:`.access`): one step per iteration of a top-level loop, each token
   read before the first step that needs it and written after the last step
   that writes it; a step that moves several tokens of one stream moves them
-  one per iteration.  ``iters`` = those iterations; ``II = ceil(cycles /
-  iters)`` spreads the model's total cycles evenly over them; ``lat =
-  max(II, deepest pipeline)``: a token takes at least one interval of work,
-  and a pipeline deeper than that delays it further.  ``fill = drain = 0``
+  one per iteration.  ``iters`` = those iterations, spread evenly over the
+  model's total cycles (:func:`spread`): ``II`` = the nearest whole number
+  to ``(cycles - deepest pipeline) / (iters - 1)``, at least 1 (a FIFO moves
+  a token a cycle), and ``lat`` what makes the task take ``cycles`` (rounding
+  the II up instead made a 3.01-cycle iteration take 4, a kernel a third
+  longer than its own model).  ``fill = drain = 0``
   (the explicit per-edge schedules say which iterations move tokens).
 * **Layout converter.**  Reads ``T_in`` tokens and writes ``T_out``; its
   buffer holds one block of the loops it shares with both sides (``B`` =
@@ -56,12 +58,19 @@ def kernel_cycles(k: Kernel) -> tuple[int, int]:
     return max(1, int(rep.cycles)), int(depth)
 
 
+def spread(name: str, cycles: int, depth: int, iters: int) -> Task:
+    """A kernel of ``cycles`` (its deepest pipeline ``depth``) as ``iters`` evenly spaced iterations: the
+    nearest whole II to ``(cycles - depth) / (iters - 1)`` and the latency that makes the task take
+    ``cycles`` (at least a cycle a token: one FIFO read or write a cycle)."""
+    iters = max(1, iters)
+    ii = max(1, round((cycles - depth) / (iters - 1))) if iters > 1 and cycles > depth else max(1, cycles // iters)
+    return Task(name, iters, ii, max(1, cycles - (iters - 1) * ii))
+
+
 def kernel_task(name: str, k: Kernel, iters: int) -> Task:
     """``iters``: the task's token-moving iterations (:attr:`.access.StepTables.iterations`)."""
     cycles, depth = kernel_cycles(k)
-    iters = max(1, iters)
-    ii = max(1, math.ceil(cycles / iters))
-    return Task(name, iters, ii, max(ii, depth))
+    return spread(name, cycles, depth, iters)
 
 
 def converter_task(name: str, cv: Converter) -> Task:

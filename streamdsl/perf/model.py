@@ -47,7 +47,7 @@ import numpy as np
 
 from ..dataflow import fifo as F
 from ..dataflow.layout import dtype_bits
-from ..dataflow.timing import DMA_LATENCY
+from ..dataflow.timing import DMA_LATENCY, spread
 from ..dataflow.tokensim import DeadlockError, Edge, SimResult, Task, required_depths, simulate
 from ..errors import StreamDSLError
 from ..ir.memo import IdentityMemo
@@ -633,9 +633,7 @@ def _kernel_task(name: str, k, iters: int, board_name: str, clock: float) -> tup
     rep = _estimate(k, board_name if board_name in BOARD_BUDGET else "u55c", clock)
     depth = max((lp.depth for lp in rep.loops if lp.depth is not None), default=0)
     cycles = max(1, int(rep.cycles))
-    iters = max(1, iters)
-    ii = max(1, math.ceil(cycles / iters))
-    return Task(name, iters, ii, max(ii, int(depth))), cycles, dict(rep.resources)
+    return spread(name, cycles, int(depth), iters), cycles, dict(rep.resources)
 
 
 def model_tasks(g, board="u55c", clock_mhz: float | None = None, bits: dict | None = None, low=None):

@@ -1,0 +1,23 @@
+"""The kernel-to-task mapping of the token simulator (dataflow/timing.py), against hand arithmetic."""
+from streamdsl.dataflow.timing import spread
+
+
+def test_iterations_spread_over_the_kernels_own_cycles():
+    # 3094 cycles, a 30-deep pipeline, 1028 stream iterations: (3094 - 30) / 1027 = 2.98 -> II 3, and the
+    # latency that makes the task 3094 cycles: 3094 - 1027 * 3 = 13 (II rounded up to 4 made it 4138)
+    t = spread("proj", 3094, 30, 1028)
+    assert (t.ii, t.lat, t.latency) == (3, 13, 3094)
+    # 1445 cycles over 55 iterations, 276 deep: 21.6 -> II 22, lat 257
+    t = spread("attn", 1445, 276, 55)
+    assert (t.ii, t.lat, t.latency) == (22, 257, 1445)
+
+
+def test_a_fifo_moves_at_most_a_token_a_cycle():
+    # 4100 weight rows in a kernel of 3012 cycles: a row a cycle is the stream's limit, 4100 cycles
+    t = spread("fc", 3012, 30, 4100)
+    assert (t.ii, t.latency) == (1, 4100)
+
+
+def test_one_iteration_takes_the_whole_kernel():
+    t = spread("k", 500, 20, 1)
+    assert (t.iters, t.latency) == (1, 500)
