@@ -197,9 +197,10 @@ class LLMPerf:
                        f"kernel cycles sum to {share} against the layer's {d.cycles}; slowest: " + ", ".join(
                            f"{n.name} {n.cycles}" for n in slow))
             if d.cycles > share:
-                out.append(f"the weight DMAs hold kernels back by {d.cycles - share} cycles beyond the kernels' sum: "
-                           "each DMA keeps its HBM channels for the whole layer, so the weights the first kernels "
-                           "need cannot borrow the channels of those needed later")
+                out.append(f"the layer takes {d.cycles - share} cycles beyond its kernels' sum: a FIFO moves at most "
+                           "a token a cycle (a linear reading more weight rows than it has cycles waits for them), "
+                           "and each DMA keeps its HBM channels for the whole layer, so the weights the first "
+                           "kernels need cannot borrow the channels of those needed later")
             use = {r: d.total[r] / max(1, self.board.total[r]) for r in ("lut", "ff", "dsp", "bram", "uram")}
             out.append("the board is where the explorer stops widening (85 % of a resource, and a kernel's lanes on "
                        "one SLR): " + ", ".join(f"{r.upper()} {v:.0%}" for r, v in use.items()) + "; an int8 x int4 "
