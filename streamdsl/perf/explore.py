@@ -258,8 +258,6 @@ def _partition_for(s: Schedule, lp: For, v: int) -> None:
     more finely keeps its factor (a cyclic partition by ``f`` serves ``v`` lanes too when ``v`` divides
     ``f``); otherwise it takes the least common multiple (at most the dimension: complete)."""
     done = set()
-    shapes = {p.name: p.type.shape for p in s.ir.params if hasattr(p.type, "shape")}
-    shapes.update({n.name: n.type.shape for st in s.ir.body for n in walk(st) if isinstance(n, Alloc)})
     for n in (n for b in lp.body for n in walk(b)):
         if isinstance(n, (Load, Store)):
             for d, idx in enumerate(n.indices):
@@ -268,20 +266,23 @@ def _partition_for(s: Schedule, lp: For, v: int) -> None:
                     done.add((n.name, d))
                     f = math.lcm(v * abs(coef),
                                  *(p[2] for p in _partitions(s.ir, n.name) if p[0] == d + 1 and p[1] == "cyclic"))
-                    size = shapes[n.name][d] if n.name in shapes else f
-                    f = size if f >= size else f
+                    f = min(f, _buffer_node(s.ir, n.name).type.shape[d])
                     try:
                         s.partition(s.buffer(n.name), d + 1, "cyclic", f)
                     except ScheduleError:
                         pass
 
 
+def _buffer_node(k, name: str):
+    """Array ``name`` of kernel ``k``: its local ``Alloc``, else its parameter."""
+    return next((n for st in k.body for n in walk(st) if isinstance(n, Alloc) and n.name == name), None) or next(
+        p for p in k.params if p.name == name)
+
+
 def _partitions(k, name: str) -> tuple:
     """The partition entries of array ``name`` in kernel ``k`` (a parameter's or a local's)."""
-    for n in (n for st in k.body for n in walk(st)):
-        if isinstance(n, Alloc) and n.name == name:
-            return n.attrs.get("partition", ())
-    return dict(k.attrs.get("partition", ())).get(name, ())
+    n = _buffer_node(k, name)
+    return n.attrs.get("partition", ()) if isinstance(n, Alloc) else dict(k.attrs.get("partition", ())).get(name, ())
 
 
 def inline_calls(s: Schedule) -> None:

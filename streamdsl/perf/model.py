@@ -152,14 +152,13 @@ def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float 
         tail += order[split].bytes
     own, shared = order[:split], order[split:]
     if len(shared) <= 1:
-        own, shared = own + shared, []
+        own, shared = order, []
     if len(own) + (1 if shared else 0) > channels:
         own, shared = order[:channels - 1], order[channels - 1:]
     for d in own:
         d.channels = 1.0
-    shares = {d.name: _share(d, shared) for d in shared}
     for d in shared:
-        d.channels = max(1e-3, shares[d.name])
+        d.channels = max(1e-3, _share(d, shared))
     spare = channels - len(own) - (1 if shared else 0)
     if channel_bytes is None:
         for _ in range(spare):

@@ -54,7 +54,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..ir.bounds import Ranges
-from ..ir.deps import carried_accumulations, is_var_mul
+from ..ir.deps import carried_accumulations, is_var_mul, names_in
 from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Select, Store, UnaryOp, Var, walk,
 )
@@ -331,9 +331,7 @@ class _Model:
         accesses = list(_accesses_in_loops(s.body, ()))
         deps = _local_deps(s.body)
         for n, around in accesses:
-            used = set()
-            for v in (v.name for i in n.indices for v in walk(i) if isinstance(v, Var)):
-                used |= deps.get(v, {v})
+            used = _through(set().union(*map(names_in, n.indices)), deps)
             counted = [lp for lp in around if lp.var in used]
             count[n.name] = count.get(n.name, 0) + math.prod(_trips(lp) for lp in counted)
         worst = 1
@@ -372,13 +370,15 @@ def _local_deps(stmts) -> dict[str, set]:
     every = {n.var for n in nodes if isinstance(n, For)}
     for n in nodes:
         if isinstance(n, Decl):
-            got: set = set()
-            for v in (v.name for v in walk(n.init) if isinstance(v, Var)):
-                got |= deps.get(v, {v})
-            deps[n.name] = got
+            deps[n.name] = _through(names_in(n.init), deps)
         elif isinstance(n, Assign) and n.name in deps:
             deps[n.name] = deps[n.name] | every
     return deps
+
+
+def _through(names: set, deps: dict[str, set]) -> set:
+    """``names`` with each local replaced by the variables it depends on (:func:`_local_deps`)."""
+    return set().union(*(deps.get(v, {v}) for v in names))
 
 
 def narrow_bits(e) -> int:

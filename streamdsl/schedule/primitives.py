@@ -596,7 +596,7 @@ def rfactor(k: Kernel, var: str, factor: int) -> tuple[Kernel, str, str, str]:
     lane_loop = For(lane, B.const(0, index), B.const(factor, index), 1, body, Attrs({"unroll": 0}), loop.loc)
     outer_loop = For(outer, B.const(0, index), B.const(n // factor, index), 1, (lane_loop,), loop.attrs, loop.loc)
     before, after = [], []
-    vi, vr = Var(init_v, index), Var(comb_v, index)
+    vi = Var(init_v, index)
     for a, op in accs.items():
         t = decls[a]
         before.append(Alloc(rf[a], TensorType(t, (factor,)), None, Attrs({"partition": ((0, "complete", 0),)}),
