@@ -70,7 +70,8 @@ LATENCY = {  # cycles at 250 MHz
     "f": {"add": 4, "sub": 4, "mul": 3, "div": 12, "exp": 8, "log": 10, "sqrt": 12, "rsqrt": 12, "tanh": 20,
           "erf": 20, "sin": 16, "cos": 16, "sigmoid": 22, "pow": 30, "max": 1, "min": 1, "abs": 0, "neg": 0,
           "cmp": 1, "cast": 3},
-    "i": {"add": 1, "sub": 1, "mul": 2, "mul_dsp": 3, "mul_fabric": 2, "add_dsp": 0, "floordiv": 20, "mod": 20, "div": 12, "cmp": 1, "cast": 0},
+    "i": {"add": 1, "sub": 1, "mul": 2, "mul_dsp": 3, "mul_fabric": 2, "add_dsp": 0, "floordiv": 20, "mod": 20, "div": 12, "cmp": 1, "cast": 0,
+          "shift": 0},
 }
 COST = {  # (DSP, LUT) per operator; abs and neg of a float are sign-bit wiring (no logic)
     "f32": {"abs": (0, 0), "neg": (0, 0), "add": (2, 220), "sub": (2, 220), "mul": (3, 90), "div": (0, 800), "exp": (7, 700), "log": (6, 900),
@@ -94,6 +95,11 @@ def op_latency(op: str, t, clock_mhz: float) -> int:
     return math.ceil(base * clock_mhz / 250.0)
 
 
+def _power_of_two(e) -> bool:
+    return isinstance(e, Const) and not isinstance(e.value, bool) and float(e.value).is_integer() and \
+        int(e.value) > 0 and int(e.value) & (int(e.value) - 1) == 0
+
+
 def _bits(t) -> int:
     return t.bits if isinstance(t, IntType) else t.width if isinstance(t, FixedType) else 32
 
@@ -114,6 +120,8 @@ def op_cost(op: str, t, widths: tuple[int, int] | None = None) -> tuple[int, int
         if a <= 10:
             return (0, a * b)  # a narrow multiplier in LUTs
         return (math.ceil(b / 27) * math.ceil(a / 18), 20)
+    if op == "shift":  # floordiv / mod by a power of two: bit selection
+        return (0, 0)
     if op in ("floordiv", "mod"):
         return (0, bits * bits)
     if op == "mul_const":
@@ -193,6 +201,8 @@ class _Model:
             widths = None
             if name == "mul" and _class(t) == "i" and any(isinstance(c, Const) for c in kids):
                 name = "mul_const"  # index arithmetic such as i * 64: shifts and adds in LUTs, no DSP
+            elif name in ("floordiv", "mod") and _class(t) == "i" and _power_of_two(e.rhs):
+                name = "shift"  # a fused loop's indices (f // 2, f % 2): wiring
             elif name == "mul" and _class(t) == "i":
                 widths = (narrow_bits(kids[0]), narrow_bits(kids[1]))
                 if self.bind:
