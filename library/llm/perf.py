@@ -337,7 +337,7 @@ def llm_perf(target, board="u55c", prompt: int = 32, gen: int = 32, bits: dict |
 
 def _prefill_configs(ex) -> list:
     """Decode designs whose factors the prefill layer is built with: the chosen one and, when it differs, the
-    fastest fitting one of the slowest-kernel-first unrolling (the paper's).  A one-token layer's best
+    fastest fitting one of the slowest-kernel-first unrolling (the paper's), each in both loop orders.  A one-token layer's best
     factors minimise a sum of kernel times; a prefill layer streams rows through every kernel at once, so
     its time is the slowest kernel's, which that unrolling minimises."""
     out = [ex.config]
@@ -348,7 +348,9 @@ def _prefill_configs(ex) -> list:
                                   prefetch=ex.config.prefetch)
         if alt.unroll != ex.config.unroll:
             out.append(alt)
-    return out
+    # and each with the other loop order: many rows keep other buffers than one (a 64-row layer at the one-token
+    # layer's order overfilled the BRAM where the other order fitted)
+    return out + [dataclasses.replace(c, reorder=not c.reorder) for c in out]
 
 
 def _prefill_at(pre_fn, cfg, b, clock_mhz, chunk: int):
@@ -356,7 +358,7 @@ def _prefill_at(pre_fn, cfg, b, clock_mhz, chunk: int):
     weight prefetch and then at halved factors (up to three times)."""
     r = evaluate(pre_fn, cfg, b, clock_mhz, None, label=f"prefill {chunk}")
     if r.perf is not None and not r.perf.fits and cfg.prefetch:  # weight FIFOs may be what overfills it
-        cfg = dataclasses.replace(cfg, prefetch=False)
+        cfg = dataclasses.replace(cfg, prefetch=0)
         r = evaluate(pre_fn, cfg, b, clock_mhz, None, label=f"prefill {chunk}")
     narrow = 0
     while r.perf is not None and not r.perf.fits and narrow < 3 and any(u > 1 for _, u in cfg.unroll):
