@@ -48,6 +48,9 @@ import numpy as np
 
 from ..ir.nodes import Alloc, Assign, BinOp, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Ref, Return, \
     Select, Store, UnaryOp, Var, walk
+from ..ir.memo import IdentityMemo
+from ..schedule.rewrite import substitute
+from ..types import index
 from .itensor import ITensor
 
 MAX_STEPS = 1 << 16  # a top-level loop with more iterations than this is one step
@@ -251,30 +254,110 @@ class _Boxes:
 
 @dataclass(frozen=True)
 class Step:
-    """One step: top-level statement ``stmt`` (its ``value``-th iteration when it is a loop)."""
+    """One step: statement ``stmt`` of :func:`step_body` (its iteration at ``value`` when it is a loop)."""
 
     stmt: int
     value: int | None
 
 
-def steps(k: Kernel) -> list[Step]:
-    out: list[Step] = []
-    for n, s in enumerate(k.body):
+def _declared(body) -> set[str]:
+    return {s.name for s in body if isinstance(s, (Decl, Alloc))}
+
+
+def _step_body(k: Kernel) -> tuple:
+    out: list = []
+    for s in k.body:
+        r = loop_range(s, {}) if isinstance(s, For) else None
+        if r is not None and r[0] == r[1] and not (_declared(s.body) & _declared(k.body)):
+            out += [substitute(b, s.var, Const(r[0], index)) for b in s.body]
+        else:
+            out.append(s)
+    return tuple(out)
+
+
+_STEP_BODY = IdentityMemo(_step_body, 512)
+
+
+def step_body(k: Kernel) -> tuple:
+    """The kernel's top-level statements as the steps see them: a top-level loop of one trip (a one-token
+    kernel's row loop) is its body with the variable fixed, so the loops inside it are steps of their own
+    (a one-token linear streams its weights over its reduction loop).  The HLS task runs this body."""
+    return _STEP_BODY(k)
+
+
+def _varies(loop: For, streams) -> bool:
+    """Whether an access of a stream inside ``loop`` may move with its variable (an index naming it or a
+    scalar computed inside the loop): if not, every iteration touches the same tokens."""
+    local = {x.name for x in walk(loop) if isinstance(x, (Decl, Assign))} | {loop.var}
+    for x in walk(loop):
+        if isinstance(x, (Load, Store)) and x.name in streams:
+            if any(isinstance(v, Var) and v.name in local for i in x.indices for v in walk(i)):
+                return True
+        elif isinstance(x, Ref) and x.name in streams:
+            return True
+    return False
+
+
+def _runs(k: Kernel, streams=None) -> list[tuple[int, np.ndarray | None]]:
+    """Per statement of :func:`step_body`: its index and its loop variable's value at each iteration (every
+    top-level loop split into its iterations), or None for a statement that is one step.  With ``streams``
+    (the streamed tensors' names) a loop whose iterations all touch the same tokens of them is one step."""
+    out: list[tuple[int, np.ndarray | None]] = []
+    for n, s in enumerate(step_body(k)):
         if isinstance(s, Return):
             continue
         r = loop_range(s, {}) if isinstance(s, For) else None
+        if streams is not None and r is not None and not _varies(s, streams):
+            r = None
         if isinstance(s, For) and r is not None and (r[1] - r[0]) // abs(s.step) + 1 <= MAX_STEPS:
             first = r[0] if s.step > 0 else r[1]
             count = (r[1] - r[0]) // abs(s.step) + 1
-            out += [Step(n, first + m * s.step) for m in range(count)]
+            out.append((n, first + np.arange(count, dtype=np.int64) * s.step))
         else:
-            out.append(Step(n, None))
-    return out or [Step(0, None)]
+            out.append((n, None))
+    return out or [(0, None)]
 
 
-def loop_steps(k: Kernel) -> set[int]:
-    """Top-level statements that :func:`steps` splits into one step per iteration."""
-    return {st.stmt for st in steps(k) if st.value is not None}
+def steps(k: Kernel) -> list[Step]:
+    """Every step of ``k`` with every top-level loop of :func:`step_body` split into its iterations
+    (:func:`step_tables` merges back the loops whose iterations move no token apart)."""
+    return [st for n, vals in _runs(k) for st in ([Step(n, None)] if vals is None else [Step(n, int(v)) for v in vals])]
+
+
+def pipelined(s) -> bool:
+    """A loop Vitis runs as one pipeline (or unrolls): a step inside it may move at most one token a stream."""
+    return isinstance(s, For) and ("pipeline" in s.attrs or "unroll" in s.attrs)
+
+
+class StepSeq(tuple):
+    """The steps of a task as segments ``(stmt, values or None)``: a split loop's iterations, or one step; a
+    sequence of :class:`Step` made on demand (a streamed weight gives thousands of steps)."""
+
+    def __new__(cls, segments):
+        return super().__new__(cls, ((n, None if v is None else tuple(v.tolist())) for n, v in segments))
+
+    def __len__(self) -> int:
+        return sum(1 if v is None else len(v) for _, v in super().__iter__())
+
+    def __iter__(self):
+        for n, v in super().__iter__():
+            if v is None:
+                yield Step(n, None)
+            else:
+                yield from (Step(n, x) for x in v)
+
+    def __getitem__(self, i):
+        return tuple(self)[i]
+
+    def __eq__(self, other) -> bool:
+        return tuple(iter(self)) == tuple(other)
+
+    def __hash__(self) -> int:
+        return super().__hash__()
+
+    @property
+    def split(self) -> set[int]:
+        return {n for n, v in super().__iter__() if v is not None}
 
 
 @dataclass(frozen=True)
@@ -285,6 +368,14 @@ class StepTables:
     need: dict[str, tuple[int, ...]]  # input -> tokens read before each step
     done: dict[str, tuple[int, ...]]  # result -> tokens written after each step
     tokens: dict[str, int]
+    windows: frozenset = frozenset()  # inputs a one-token buffer serves (:func:`_one_token_window`)
+
+    @property
+    def split(self) -> set[int]:
+        """Statements of :func:`step_body` split into one step per iteration."""
+        if isinstance(self.steps, StepSeq):
+            return self.steps.split
+        return {st.stmt for st in self.steps if st.value is not None}
 
     @property
     def num_steps(self) -> int:
@@ -360,22 +451,20 @@ class StepTables:
         return f"{what}: {verb} {t} token(s) at {len(b)} of {self.num_steps} steps, up to {max(b)} at once"
 
 
-def _step_boxes(k: Kernel, st: list[Step], shapes: dict[str, tuple[int, ...]]):
-    """Per tensor of ``shapes``: its read and written boxes at every step, as ``(steps, rank, 2)`` arrays and
-    ``(steps,)`` flags (does the step read / write it at all)."""
-    reads = {n: (np.zeros((len(st), len(s), 2), dtype=np.int64), np.zeros(len(st), dtype=bool)) for n, s in shapes.items()}
-    writes = {n: (np.zeros((len(st), len(s), 2), dtype=np.int64), np.zeros(len(st), dtype=bool)) for n, s in shapes.items()}
+def _step_boxes(body, runs, shapes: dict[str, tuple[int, ...]]):
+    """Per tensor of ``shapes``: its read and written boxes at every step of ``runs`` (:func:`_runs`), as
+    ``(steps, rank, 2)`` arrays and ``(steps,)`` flags (does the step read / write it at all)."""
+    n = sum(1 if vals is None else len(vals) for _, vals in runs)
+    reads = {t: (np.zeros((n, len(s), 2), dtype=np.int64), np.zeros(n, dtype=bool)) for t, s in shapes.items()}
+    writes = {t: (np.zeros((n, len(s), 2), dtype=np.int64), np.zeros(n, dtype=bool)) for t, s in shapes.items()}
     first = 0
-    while first < len(st):
-        last = first
-        while last + 1 < len(st) and st[last + 1].stmt == st[first].stmt:
-            last += 1
-        stmt = k.body[st[first].stmt]
+    for idx, values in runs:
+        last = first + (0 if values is None else len(values) - 1)
+        stmt = body[idx]
         bx = _Boxes(shapes)
-        if st[first].value is None:  # one step: the whole statement
+        if values is None:  # one step: the whole statement
             bx.stmt(stmt, {})
         else:  # the steps of one top-level loop, one iteration each
-            values = np.array([s.value for s in st[first:last + 1]], dtype=np.int64)
             bx.expr(stmt.start, {})
             bx.expr(stmt.stop, {})
             bx.stmts(stmt.body, {stmt.var: (values, values, True)})
@@ -415,15 +504,42 @@ def _strides(it: ITensor) -> np.ndarray:
     return out
 
 
-def step_tables(k: Kernel, inputs: dict[str, ITensor], results: dict[str, ITensor]) -> StepTables:
+def _groups(body, runs, need: dict, done: dict) -> list[tuple[int, int, int, np.ndarray | None]]:
+    """The final steps as segments ``(first, last, stmt, values)`` of the fine steps: a loop stays split into
+    its iterations (``values``) only where tokens move between them, and a pipelined loop only where each
+    iteration moves at most one token of each stream (its reads and writes then sit inside the pipeline);
+    any other loop is one step (``values`` None: its tokens read before it and written after it, earlier and
+    later than needed, never the reverse)."""
+    ins = [np.asarray(v, dtype=np.int64) for v in need.values()]
+    outs = [np.asarray(v, dtype=np.int64) for v in done.values()]
+    out, a = [], 0
+    for idx, values in runs:
+        b = a if values is None else a + len(values) - 1
+        if values is not None and b > a:
+            moves = [np.diff(np.concatenate(([t[a - 1] if a else 0], t[a:b + 1]))) for t in ins + outs]
+            inside = any(m[1:].any() for m in moves[:len(ins)]) or any(m[:-1].any() for m in moves[len(ins):])
+            narrow = all(m.max() <= 1 for m in moves)
+            if inside and (narrow or not pipelined(body[idx])):
+                out.append((a, b, idx, values))
+                a = b + 1
+                continue
+        out.append((a, b, idx, values if values is not None and a == b else None))
+        a = b + 1
+    return out
+
+
+def step_tables(k: Kernel, inputs: dict[str, ITensor], results: dict[str, ITensor], merge: bool = True) -> StepTables:
     """The tables of kernel ``k`` for its streamed ``inputs`` (param name -> layout) and ``results``
-    (returned local name -> layout)."""
-    st = steps(k)
+    (returned local name -> layout); ``merge=False`` keeps every loop split (:func:`steps`)."""
+    body = step_body(k)
+    runs = _runs(k, None if not merge else set(inputs) | set(results))
+    n_steps = sum(1 if vals is None else len(vals) for _, vals in runs)
     shapes = {n: it.tensor_shape for n, it in {**inputs, **results}.items()}
-    reads, writes = _step_boxes(k, st, shapes)
+    reads, writes = _step_boxes(body, runs, shapes)
     need: dict[str, tuple[int, ...]] = {}
     done: dict[str, tuple[int, ...]] = {}
     tokens: dict[str, int] = {}
+    single: dict[str, np.ndarray] = {}  # per input and fine step: the one token the step reads (-1: none or more)
     for name, it in inputs.items():
         tokens[name] = it.num_tokens
         arr, valid = reads[name]
@@ -434,13 +550,48 @@ def step_tables(k: Kernel, inputs: dict[str, ITensor], results: dict[str, ITenso
         # the last token needed is the one with every index at the top of its range (positions grow with each)
         last_needed = np.where(meets, hi @ _strides(it) + 1, 0)
         need[name] = tuple(np.maximum.accumulate(last_needed).tolist())
+        single[name] = np.where(meets & (lo == hi).all(axis=1), last_needed - 1, np.where(meets, -2, -1))
     for name, it in results.items():
         tokens[name] = it.num_tokens
         arr, valid = writes[name]
         lo, hi = _digit_ranges(it, arr)
         last_write = np.full(it.trips, -1, dtype=np.int64)
-        for s in np.flatnonzero(valid & (lo <= hi).all(axis=1)):  # in step order: the last step to write a token wins
+        hits = np.flatnonzero(valid & (lo <= hi).all(axis=1))
+        if len(hits):  # of a run of steps writing the same tokens only the last counts
+            box = np.concatenate([lo[hits], hi[hits]], axis=1)
+            hits = hits[np.append((box[1:] != box[:-1]).any(axis=1), True)]
+        for s in hits:  # in step order: the last step to write a token wins
             last_write[tuple(slice(a, b + 1) for a, b in zip(lo[s], hi[s]))] = s
         ready = np.maximum.accumulate(np.maximum(last_write.reshape(-1), 0))  # token j may leave after step ready[j]
-        done[name] = tuple(np.searchsorted(ready, np.arange(len(st)), side="right").tolist())
-    return StepTables(tuple(st), need, done, tokens)
+        done[name] = tuple(np.searchsorted(ready, np.arange(n_steps), side="right").tolist())
+    segs = _groups(body, runs, need, done) if merge else [
+        (a, a + (0 if v is None else len(v) - 1), n, v) for (n, v), a in zip(runs, np.cumsum(
+            [0] + [1 if v is None else len(v) for _, v in runs])[:-1].tolist())]
+    group = np.empty(n_steps, dtype=np.int64)  # per fine step: the final step it belongs to
+    lasts, f = [], 0  # per final step: its last fine step
+    for a, b, _, v in segs:
+        if v is None:
+            group[a:b + 1] = f
+            lasts.append(np.array([b], dtype=np.int64))
+            f += 1
+        else:
+            group[a:b + 1] = np.arange(f, f + b - a + 1)
+            lasts.append(np.arange(a, b + 1, dtype=np.int64))
+            f += b - a + 1
+    last = np.concatenate(lasts)
+    final = StepSeq((n, v) for _, _, n, v in segs)
+    windows = frozenset(name for name, it in inputs.items() if _one_token_window(it, single[name], need[name], last, group))
+    return StepTables(final, {n: tuple(np.asarray(v)[last].tolist()) for n, v in need.items()},
+                      {n: tuple(np.asarray(v)[last].tolist()) for n, v in done.items()}, tokens, windows)
+
+
+def _one_token_window(it: ITensor, single: np.ndarray, need: tuple[int, ...], last: np.ndarray,
+                      group: np.ndarray) -> bool:
+    """Every step reads from one token of ``it`` only, the latest it has read: a one-tile buffer serves it."""
+    if it.replays() or any(it.steps[d] != e for d, e in zip(it.map, it.element)):
+        return False  # replays or overlapping tiles: a token's data is not at a fixed place of one tile
+    if (single == -2).any():
+        return False
+    latest = np.asarray(need, dtype=np.int64)[last][group] - 1  # per fine step: the last token its final step reads
+    reading = single >= 0
+    return bool((single[reading] == latest[reading]).all())

@@ -74,6 +74,7 @@ class DataflowSchedule:
         self._cons: dict[tuple[str, str], ITensor] = {}
         self._region: dict[str, int] = {t: n for n, t in enumerate(self.graph.tasks)}
         self._pins: dict[str, int] = {}
+        self._bundles: list[tuple[str, ...]] = []
         self._sized: dict[str, int] = {}
         self._sizing: F.Sizing | None = None
         self._sized_for: tuple | None = None  # the timing the sizing was computed for
@@ -200,6 +201,35 @@ class DataflowSchedule:
             return self._prod.get(e) or whole(t)
         return self._cons.get((e, side.name if isinstance(side, TaskHandle) else side)) or whole(t)
 
+    @user_facing
+    def bundle(self, *edges) -> tuple[str, ...]:
+        """Read graph inputs ``edges`` with one DMA process, one after the other in the order given, over one
+        set of memory channels (a weight streamer): each waits for the one before it to be read whole, and
+        together they get the channels one DMA would.  Order them as the kernels need them; a kernel that
+        needs two of them at once would wait on the second forever (the token simulator says so)."""
+        if len(edges) == 1 and isinstance(edges[0], (list, tuple)):
+            edges = tuple(edges[0])
+        names = [self._edge("bundle", e) for e in edges]
+        if len(names) < 2:
+            raise _err("bundle", "a bundle takes two or more graph inputs", hint='g.bundle(g.edge("w1"), g.edge("w2"))')
+        if len(set(names)) != len(names):
+            dup = next(n for n in names if names.count(n) > 1)
+            raise _err("bundle", f"edge '{dup}' is listed twice")
+        for n in names:
+            if not self.graph.edges[n].is_input:
+                raise _err("bundle", f"edge '{n}' is not a graph input: only the DMAs that read inputs are bundled",
+                           hint="bundle the weights and vectors the layer reads from memory")
+            taken = next((b for b in self._bundles if n in b), None)
+            if taken is not None:
+                raise _err("bundle", f"edge '{n}' is already in the bundle {', '.join(taken)}",
+                           hint="each input is read by one DMA process")
+        self._bundles.append(tuple(names))
+        self.trace.append(f"g.bundle({', '.join(f'g.edge({n!r})' for n in names)})")
+        return tuple(names)
+
+    def bundles(self) -> list[tuple[str, ...]]:
+        return list(self._bundles)
+
     # -------------------------------------------------------------- regions
     @user_facing
     def fuse(self, *tasks) -> int:
@@ -270,10 +300,11 @@ class DataflowSchedule:
         gives a new IR object on each primitive), so a design is lowered once
         per change however often it is printed, sized or simulated."""
         key = (tuple(self._prod.items()), tuple(self._cons.items()), tuple(self._region.items()),
-               tuple(id(self.kernel_ir(t)) for t in self.graph.tasks))
+               tuple(id(self.kernel_ir(t)) for t in self.graph.tasks), tuple(self._bundles))
         if self._lowered is None or self._lowered[0] != key:
             irs = [self.kernel_ir(t) for t in self.graph.tasks]  # kept alive with the key, so ids stay unique
-            self._lowered = (key, lower(self.graph, self.kernel_ir, self._region, self._prod, self._cons), irs)
+            self._lowered = (key, lower(self.graph, self.kernel_ir, self._region, self._prod, self._cons,
+                                        self._bundles), irs)
         return self._lowered[1]
 
     def converters(self):

@@ -79,6 +79,10 @@ class Fifo:
 class Lowered:
     nodes: dict[str, Node] = field(default_factory=dict)
     fifos: list[Fifo] = field(default_factory=list)
+    bundles: list[tuple[str, ...]] = field(default_factory=list)  # load DMAs one process runs in turn
+
+    def bundle_of(self, node: str) -> tuple[str, ...] | None:
+        return next((b for b in self.bundles if node in b), None)
 
     def of_kind(self, kind: str) -> list[Node]:
         return [n for n in self.nodes.values() if n.kind == kind]
@@ -100,11 +104,15 @@ class Lowered:
             w = self.nodes[f.src].schedule_of(f.edge, False) if f.kind == "fifo" else None
             r = self.nodes[f.dst].schedule_of(f.edge, True) if f.kind == "fifo" else None
             out.append(Edge(f.name, f.src, f.dst, f.tokens, w, r))
+        for b in self.bundles:  # a bundled DMA starts once the one before it has issued its last read
+            for a, c in zip(b, b[1:]):
+                out.append(Edge(f"{a}->{c}", a, c, 1, (self.nodes[a].sim.iters - 1,), (0,)))
         return out
 
 
 class _Builder:
-    def __init__(self, g: DataflowGraph, kernels, regions, prod, cons):
+    def __init__(self, g: DataflowGraph, kernels, regions, prod, cons, bundles=()):
+        self.bundles = list(bundles)
         self.g, self.kernels, self.regions = g, kernels, regions
         self.prod, self.cons = prod, cons
         self.out = Lowered()
@@ -157,7 +165,22 @@ class _Builder:
             self.pending = []
             self.edge(e.name)
             self.name_fifos(e.name)
+        for b in self.bundles:
+            self.bundle(b)
         return self.out
+
+    def bundle(self, edges: tuple[str, ...]) -> None:
+        """Chain the loads of ``edges`` region by region (an input loaded twice in a region stays apart)."""
+        loads: dict[str, list[str]] = {}
+        for n in self.out.nodes.values():
+            if n.kind == "load" and n.edge in edges:
+                loads.setdefault(n.edge, []).append(n.name)
+        by_region: dict[int, list[str]] = {}
+        for e in edges:
+            if len(loads.get(e, ())) == 1:
+                name = loads[e][0]
+                by_region.setdefault(self.out.nodes[name].region, []).append(name)
+        self.out.bundles += [tuple(b) for b in by_region.values() if len(b) > 1]
 
     def edge(self, e: str) -> None:
         edge = self.g.edges[e]
@@ -259,6 +282,6 @@ def result_locals(k: Kernel) -> list[str]:
 
 
 def lower(g: DataflowGraph, kernels, regions: dict[str, int], prod: dict[str, ITensor],
-          cons: dict[tuple[str, str], ITensor]) -> Lowered:
-    """``kernels(task)`` gives the task's current (scheduled) Kernel IR."""
-    return _Builder(g, kernels, regions, prod, cons).build()
+          cons: dict[tuple[str, str], ITensor], bundles=()) -> Lowered:
+    """``kernels(task)`` gives the task's current (scheduled) Kernel IR; ``bundles``: inputs one DMA reads in turn."""
+    return _Builder(g, kernels, regions, prod, cons, bundles).build()

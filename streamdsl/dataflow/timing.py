@@ -31,7 +31,8 @@ The mapping, and why:
 * **Fork.**  One token in, one out to every branch per cycle: ``iters = T``,
   ``II = 1``, ``lat = 1``.
 * **DMA.**  One 512-bit bus word per cycle: ``II`` = words per token, ``lat =``
-  :data:`DMA_LATENCY` (an assumed DRAM round trip).  A store writes its
+  :data:`DMA_LATENCY` (an assumed DRAM round trip) plus the token's own words
+  after the first (a 4 KiB token of a shared channel arrives when its last word does).  A store writes its
   "done" token to the loads that read the tensor back (``fill = iters - 1``),
   so a region that reads a tensor through DRAM starts only after the region
   that wrote it has finished: unfused kernels do not overlap.
@@ -88,7 +89,8 @@ def fork_task(name: str, tokens: int) -> Task:
 def dma_task(dma: DMA) -> Task:
     iters = max(1, dma.layout.num_tokens)
     fill = iters - 1 if dma.direction == "store" else 0
-    return Task(dma.name, iters, max(1, dma.words_per_token), DMA_LATENCY, fill=fill)
+    words = max(1, dma.words_per_token)
+    return Task(dma.name, iters, words, DMA_LATENCY + words - 1, fill=fill)  # a token is whole at its last word
 
 
 def local_bytes(k: Kernel) -> int:

@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 
 from ..dataflow.dfschedule import DataflowSchedule
 from ..dataflow.graph import DataflowFunction
+from ..dataflow.order import bundle_in_need_order, stream_in_read_order
 from ..errors import ScheduleError, StreamDSLError, caller_loc
 from ..progress import bar
 from ..ir.bounds import loop_trips
@@ -72,6 +73,7 @@ from ..schedule.schedule import Schedule
 from .boards import RESOURCES, board as get_board
 from .model import BRAM_MAX_BYTES, DesignPerf, capped_fifos, model_design, model_tasks, size_depths
 
+PREFETCH = (1.0, 0.5, 0.25)  # fractions of the weight FIFOs' run-ahead depth tried, largest first
 DMA_FIFO_CAP = 2
 
 
@@ -455,7 +457,7 @@ class Config:
     reorder: bool = True
     unroll: tuple[tuple[str, int], ...] = ()
     fusion: str = "all"  # "all" | "greedy" | "none"
-    prefetch: bool = False  # weight FIFOs deep enough for their DMAs to run ahead of the kernels
+    prefetch: float = 0  # weight FIFOs deep enough for their DMAs to run ahead of the kernels (1), or a fraction
     dsp: tuple[str, ...] = ()  # tasks whose narrow multiplies are bound to DSPs (bind_narrow_muls)
 
     def factor(self, task: str) -> int:
@@ -485,22 +487,33 @@ def build_design(fn: DataflowFunction, cfg: Config, base: DataflowSchedule | Non
                 g.stream(e, tile=_default_tile(node.type.shape))
             except ScheduleError:
                 pass
+    stream_in_read_order(g)
     if cfg.fusion == "all":
         g.fuse(*g.tasks())
     elif cfg.fusion == "greedy":
         g.auto_fuse(cap_bytes or 41 * 2**20)
+    bundle_in_need_order(g)
     return g
 
 
-def dma_caps(low, prefetch: bool) -> dict[str, int]:
-    """Pinned depths of the FIFOs from a load DMA into one kernel: 2 tokens, or none when weights prefetch."""
-    return {} if prefetch else capped_fifos(low, DMA_FIFO_CAP)
+def dma_caps(low, prefetch: float, tasks=None) -> dict[str, int]:
+    """Pinned depths of the FIFOs from a load DMA into one kernel: 2 tokens (``prefetch`` 0), none (1: deep
+    enough for the DMA to run ahead without back-pressure), or that fraction of the no-back-pressure depth
+    (at least 2), which ``tasks`` (the board timing) decides."""
+    if prefetch >= 1:
+        return {}
+    caps = capped_fifos(low, DMA_FIFO_CAP)
+    if prefetch <= 0:
+        return caps
+    full = size_depths(tasks, low.sim_edges(), low, {})
+    return {n: max(DMA_FIFO_CAP, math.ceil(prefetch * full[n])) for n in caps}
 
 
-def size_for_board(g: DataflowSchedule, board, clock_mhz=None, bits=None, prefetch: bool = False) -> dict[str, int]:
+def size_for_board(g: DataflowSchedule, board, clock_mhz=None, bits=None, prefetch: float = 0) -> dict[str, int]:
     """Size ``g``'s FIFOs for its own timing and for the board timing; pins the larger depth where they differ."""
     low = g.lowered()
-    caps = dma_caps(low, prefetch)
+    _, _, _, nodes, _, _ = model_tasks(g, board, clock_mhz, bits, low=low)
+    caps = dma_caps(low, prefetch, [nodes[n].task for n in low.nodes])
     handles = {h.name: h for h in g.fifos()}
     for n, d in caps.items():
         g.fifo(handles[n], d)
@@ -609,7 +622,7 @@ def evaluate(fn, cfg: Config, board, clock_mhz, bits, base=None, label="", space
         g = build_design(fn, cfg, base, cap_bytes=int(0.9 * b.onchip_bytes))
         _, _, low, nodes, _, _ = model_tasks(g, b, clock_mhz, bits)
         tasks = [nodes[n].task for n in low.nodes]
-        depths = size_depths(tasks, low.sim_edges(), low, dma_caps(low, cfg.prefetch))
+        depths = size_depths(tasks, low.sim_edges(), low, dma_caps(low, cfg.prefetch, tasks))
         p = model_design(g, b, clock_mhz, bits, depths=depths, name=label)
     except StreamDSLError as err:
         return Tried(label, space, cfg, None, f"refused: {err.message}")
@@ -618,7 +631,7 @@ def evaluate(fn, cfg: Config, board, clock_mhz, bits, base=None, label="", space
     return Tried(label, space, cfg, p, why)
 
 
-def commit(p: DesignPerf, bits=None, prefetch: bool = False) -> DesignPerf:
+def commit(p: DesignPerf, bits=None, prefetch: float = 0) -> DesignPerf:
     """Pin the board-sized FIFO depths into the design's schedule and re-check it with both timings."""
     g = p.schedule
     size_for_board(g, p.board, p.clock_mhz, bits, prefetch)
@@ -765,22 +778,37 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
             tried.append(r)
             if r.perf is not None and r.perf.fits and r.perf.cycles < best.perf.cycles:
                 best = r
+    committed: dict[int, DesignPerf] = {}  # tried designs already sized for the board, by id
     if fusion:  # resource allocation: FIFO memory for the weight DMAs to run ahead of their kernels
         cands = [best.cfg]
         fastest = min((r for r in tried if r.space == "tiling" and r.perf is not None), key=lambda r: r.perf.analytic)
         if fastest.cfg.unroll != best.cfg.unroll:  # the unrolling the weight FIFOs may have held back
             cands.append(dataclasses.replace(fastest.cfg, fusion=best.cfg.fusion))
         for i, c in enumerate(cands):
-            r = ev(fn, dataclasses.replace(c, prefetch=True), b, clock, bits, default_g,
-                   "prefetch weights" + (f" ({fastest.label})" if i else ""), "resources",
-                   "weight FIFOs at no-back-pressure depth instead of 2 tokens")
-            if r.perf is not None:
-                r.why += f"; FIFO/converter memory {r.perf.onchip_bytes / 2**20:.1f} MiB"
-            tried.append(r)
-            if r.perf is not None and r.perf.fits and r.perf.cycles < best.perf.cycles:
-                best = r
-    if best.perf.fits:
-        best.perf = commit(best.perf, bits, best.cfg.prefetch)
+            for frac in PREFETCH:  # the whole run-ahead, or part of it when that overfills the board
+                r = ev(fn, dataclasses.replace(c, prefetch=frac), b, clock, bits, default_g,
+                       "prefetch weights" + (f" x{frac:g}" if frac < 1 else "") + (f" ({fastest.label})" if i else ""),
+                       "resources", "weight FIFOs at " + (f"{frac:g} of " if frac < 1 else "") +
+                       "the no-back-pressure depth instead of 2 tokens")
+                if r.perf is not None:
+                    r.why += f"; FIFO/converter memory {r.perf.onchip_bytes / 2**20:.1f} MiB"
+                tried.append(r)
+                if r.perf is not None and r.perf.fits:  # as it will be built: the board-sized FIFOs pinned
+                    q = commit(r.perf, bits, frac)
+                    if q.fits:
+                        r.perf = committed[id(r)] = q
+                        if q.cycles < best.perf.cycles:
+                            best = r
+                        break
+                    r.why += "; its board-sized FIFOs do not fit: " + "; ".join(q.problems)
+                    r.perf = q
+    if best.perf.fits:  # the board-sized FIFOs may outgrow the board: then the next fastest design that fits
+        for r in sorted((r for r in tried if r.perf is not None and r.perf.fits), key=lambda r: r.perf.cycles):
+            q = committed.get(id(r)) or commit(r.perf, bits, r.cfg.prefetch)
+            if q.fits:
+                best, best.perf = r, q
+                break
+            r.why += "; its board-sized FIFOs do not fit: " + "; ".join(q.problems)
     if not best.perf.fits:
         raise ExploreError(f"no design of {name} fits {b.name}: " + "; ".join(best.perf.problems), caller_loc(),
                            hint="use a larger board, smaller tiles, or a lower budget")

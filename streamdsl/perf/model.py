@@ -17,8 +17,11 @@ How each part is modeled:
   bandwidth.  Each DMA engine is one 512-bit AXI port per memory channel it
   uses; a channel moves ``Memory.channel_gbs`` (HBM: 14.375 GB/s per
   pseudo-channel, below the 16 GB/s of a 512-bit port at 250 MHz).  The
-  channels of a region's DMAs are allocated by :func:`allocate_channels`.
-  First-beat latency :data:`streamdsl.dataflow.timing.DMA_LATENCY` cycles.
+  channels of a region's DMAs are allocated by :func:`allocate_channels`; a
+  bundle (``g.bundle``: one DMA process reading its inputs in turn) gets
+  channels as one DMA and each member moves at that rate while it runs.
+  First-beat latency :data:`streamdsl.dataflow.timing.DMA_LATENCY` cycles; a
+  token is whole when its last word arrives.
 * **Converters, forks**: as :mod:`streamdsl.dataflow.timing` (they do not
   depend on the board).
 * **End to end**: :func:`streamdsl.dataflow.tokensim.simulate` over those
@@ -107,6 +110,14 @@ class DmaModel:
     gbs: float = 0.0
     ii: int = 1
     cycles: int = 0
+    parts: tuple[tuple[int, int], ...] = ()  # a bundle: (tokens, token bytes) of each DMA it runs in turn
+
+
+def _bundle_unit(ds: list[DmaModel]) -> DmaModel:
+    """What the channel allocation sees of a bundle: one DMA moving every member's tokens in turn."""
+    return DmaModel("+".join(d.name for d in ds), "+".join(d.tensor for d in ds), "load", ds[0].region,
+                    max(d.bits for d in ds), sum(d.bytes for d in ds), sum(d.tokens for d in ds),
+                    max(d.token_bytes for d in ds), parts=tuple((d.tokens, d.token_bytes) for d in ds))
 
 
 def _share(d: DmaModel, shared: list[DmaModel]) -> float:
@@ -166,7 +177,8 @@ def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float 
             best.channels += 1.0
     elif own:
         def cyc(d, c: int) -> int:
-            return d.tokens * max(1, math.ceil(d.token_bytes / (c * channel_bytes)))
+            parts = d.parts or ((d.tokens, d.token_bytes),)
+            return sum(n * max(1, math.ceil(tb / (c * channel_bytes))) for n, tb in parts)
 
         def need(d, limit: int) -> int | None:  # fewest channels that bring d within limit
             return next((c for c in range(1, avail + 1) if cyc(d, c) <= limit), None)
@@ -667,9 +679,20 @@ def model_tasks(g, board="u55c", clock_mhz: float | None = None, bits: dict | No
     port_gbs = mem.port_bits / 8 * clock / 1e3
     per_channel = min(port_gbs, mem.channel_gbs) * 1e3 / clock  # bytes per cycle
     windows = dma_windows([nodes[n].task for n in low.nodes], low.sim_edges(), dmas)
-    for region in sorted({d.region for d in dmas}):
-        used = max(used, allocate_channels([d for d in dmas if d.region == region], mem.channels, per_channel,
+    by_name = {d.name: d for d in dmas}
+    members = {n: b for b in low.bundles for n in b}
+    units = [d for d in dmas if d.name not in members]
+    bundles = [[by_name[n] for n in b] for b in low.bundles]
+    for ds in bundles:
+        u = _bundle_unit(ds)
+        windows[u.name] = max(windows[d.name] for d in ds)
+        units.append(u)
+    for region in sorted({d.region for d in units}):
+        used = max(used, allocate_channels([d for d in units if d.region == region], mem.channels, per_channel,
                                            windows))
+    for ds, u in zip(bundles, units[len(units) - len(bundles):]):
+        for d in ds:
+            d.channels = u.channels
     for d in dmas:
         ports = max(1, math.ceil(d.channels))
         gbs = min(ports * port_gbs, d.channels * mem.channel_gbs)
@@ -677,11 +700,11 @@ def model_tasks(g, board="u55c", clock_mhz: float | None = None, bits: dict | No
         per_cycle = gbs * 1e9 / (clock * 1e6)  # bytes per cycle
         d.ii = max(1, math.ceil(d.token_bytes / per_cycle))
         old = nodes[d.name].task
-        nodes[d.name].task = Task(d.name, old.iters, d.ii, DMA_LATENCY, fill=old.fill, drain=old.drain)
+        nodes[d.name].task = Task(d.name, old.iters, d.ii, DMA_LATENCY + d.ii - 1, fill=old.fill, drain=old.drain)
         d.cycles = nodes[d.name].task.latency
         nodes[d.name].cycles = d.cycles
         r = _zero()
-        _add(r, DMA_COST, ports)
+        _add(r, DMA_COST, ports if members.get(d.name, (d.name,))[0] == d.name else 0)  # a bundle's ports once
         nodes[d.name].resources = r
     return b, clock, low, nodes, dmas, used
 

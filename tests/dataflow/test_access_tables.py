@@ -17,7 +17,7 @@ import pytest
 
 import streamdsl as sd
 from streamdsl import f32, i32
-from streamdsl.dataflow.access import Step, interval, loop_range, step_tables, steps, _vinterval
+from streamdsl.dataflow.access import Step, interval, loop_range, step_body, step_tables, steps, _vinterval
 from streamdsl.dataflow.itensor import ITensor
 from streamdsl.dataflow.layout import tiled, whole
 from streamdsl.dataflow.lower import result_locals
@@ -94,7 +94,7 @@ def _ref_boxes(k, st, shapes):
     out = []
     for s in st:
         bx = _RefBoxes(shapes)
-        stmt = k.body[s.stmt]
+        stmt = step_body(k)[s.stmt]
         if s.value is None:
             bx.stmt(stmt, {})
         else:
@@ -193,7 +193,7 @@ def _check(k, rng):
     for trial in range(4):
         ins = {n: rng.choice(lay[n]) for n in ins_t}
         outs = {n: rng.choice(lay[n]) for n in outs_t}
-        got = step_tables(k, ins, outs)
+        got = step_tables(k, ins, outs, merge=False)
         st, need, done = reference_tables(k, ins, outs)
         assert got.steps == tuple(st)
         assert got.need == need, (k.name, ins)
@@ -211,7 +211,7 @@ def test_tables_of_awkward_indices():
     # the replayed layout and a transposed one, every combination
     X, Y = awkward.ir.params[0].type, awkward.ir.results[0]
     for lx, ly in itertools.product(_layouts(X, random.Random(1)), _layouts(Y, random.Random(2))):
-        got = step_tables(awkward.ir, {"X": lx}, {"Y": ly})
+        got = step_tables(awkward.ir, {"X": lx}, {"Y": ly}, merge=False)
         st, need, done = reference_tables(awkward.ir, {"X": lx}, {"Y": ly})
         assert (got.need, got.done) == (need, done)
 

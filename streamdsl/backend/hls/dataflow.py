@@ -34,10 +34,12 @@ from __future__ import annotations
 
 import math
 
-from ...dataflow.access import StepTables, loop_steps
+from ...dataflow.access import StepTables, pipelined, step_body
 from ...dataflow.itensor import Converter, ITensor
 from ...dataflow.lower import Fifo, Lowered, Node, result_locals
-from ...ir.nodes import CallKernel, Kernel, Return, Var
+from ...ir import build as B
+from ...ir.nodes import CallKernel, Kernel, Load, Return, Var
+from ...schedule.rewrite import map_stmt_exprs, replace
 from ...types import TensorType
 from .emit import Emitter, ctype, dims, function, literal, partition_pragma
 from .project import _kernels_in_order
@@ -74,12 +76,15 @@ class _Code:
         return "\n".join(self.lines) + "\n"
 
 
-def tile_loop(code: _Code, it: ITensor, body: str, depth: int, var: str = "e") -> None:
-    """``for e0, e1, ...`` over one tile; ``body`` uses ``{o}`` (data index) and ``{f}`` (flat index)."""
+def tile_loop(code: _Code, it: ITensor, body: str, depth: int, var: str = "e", unroll: bool = False) -> None:
+    """``for e0, e1, ...`` over one tile; ``body`` uses ``{o}`` (data index) and ``{f}`` (flat index).
+    ``unroll``: the copy sits inside a pipelined loop, so it is unrolled (one token a pipeline iteration)."""
     rank = len(it.element)
     for d, n in enumerate(it.element):
         code(f"for (int {var}{d} = 0; {var}{d} < {n}; {var}{d}++) {{", depth + d)
-        if d == rank - 1:
+        if unroll:
+            code("#pragma HLS unroll", depth + d + 1)
+        elif d == rank - 1:
             code("#pragma HLS pipeline II=1", depth + d + 1)
     flat = " + ".join(f"{var}{d}" + "".join(f" * {m}" for m in it.element[d + 1:]) for d in range(rank)) or "0"
     code(body.format(f=flat, e=[f"{var}{d}" for d in range(rank)]), depth + rank)
@@ -89,6 +94,15 @@ def tile_loop(code: _Code, it: ITensor, body: str, depth: int, var: str = "e") -
 
 def _sub(buf: str, offs: list[str], ev: list[str]) -> str:
     return buf + "".join(f"[{o} + {e}]" if o != "0" else f"[{e}]" for o, e in zip(offs, ev))
+
+
+def _in_window(e, windows: dict[str, tuple[int, ...]]):
+    """A read of a one-token window: each index taken within the tile (tiles start at multiples of its size)."""
+    if not (isinstance(e, Load) and e.name in windows):
+        return None
+    idx = tuple(B.const(0, i.dtype) if n == 1 else B.binop("mod", i, B.const(n, i.dtype))
+                for i, n in zip(e.indices, windows[e.name]))
+    return replace(e, indices=idx)
 
 
 class DataflowEmitter:
@@ -133,14 +147,13 @@ class DataflowEmitter:
     # ---------------------------------------------------------- processes
     def dma(self, n: Node) -> str:
         d, code = n.dma, _Code()
-        it, t = d.layout, d.tensor_type
+        it = d.layout
         arr = self.array_name(d.tensor)
+        args = [decl for decl, _ in self._dma_params(n)]
         if d.direction == "load":
             outs = self.outs(n.name)
-            args = [f"const {ctype(t.dtype)} {arr}{dims(t)}"] + [self.port(f) for f in outs]
         else:
             (inp,) = self.ins(n.name)
-            args = [self.port(inp), f"{ctype(t.dtype)} {arr}{dims(t)}"]
         code(f"// {d}")
         code(f"static void {cname(n.name)}({', '.join(args)}) {{")
         code(f"L_{cname(n.name)}: for (int p = 0; p < {it.num_tokens}; p++) {{", 1)
@@ -154,6 +167,32 @@ class DataflowEmitter:
             code(f"const {token_type(it)} t = {self.stream(inp)}.read();", 2)
             tile_loop(code, it, _sub(arr, offs, ["{e[%d]}" % k for k in range(len(offs))]) + " = t.v[{f}];", 2)
         code("}", 1)
+        code("}")
+        return code.text()
+
+    def _dma_params(self, n: Node) -> list[tuple[str, str]]:
+        """(declaration, name) of each parameter of the DMA's process: its array and its streams."""
+        d = n.dma
+        t, arr = d.tensor_type, self.array_name(d.tensor)
+        if d.direction == "load":
+            return [(f"const {ctype(t.dtype)} {arr}{dims(t)}", arr)] + [(self.port(f), self.stream(f))
+                                                                       for f in self.outs(n.name)]
+        f = self.ins(n.name)[0]
+        return [(self.port(f), self.stream(f)), (f"{ctype(t.dtype)} {arr}{dims(t)}", arr)]
+
+    def bundle(self, names: tuple[str, ...]) -> str:
+        """One process that runs the bundled loads one after the other (``g.bundle``)."""
+        code = _Code()
+        params, calls = [], []
+        for m in names:
+            n = self.low.nodes[m]
+            ps = self._dma_params(n)
+            params += [decl for decl, _ in ps]
+            calls.append(f"{cname(m)}({', '.join(name for _, name in ps)});")
+        code(f"// bundle: {', '.join(names)} read in turn by one DMA process")
+        code(f"static void {cname('bundle_' + names[0])}({', '.join(params)}) {{")
+        for c in calls:
+            code(c, 1)
         code("}")
         return code.text()
 
@@ -264,61 +303,86 @@ class DataflowEmitter:
         code(f"static void {name}({', '.join(ports + args)}) {{")
         params = {p.name: p.type for p in k.params}
         parts = dict(k.attrs.get("partition", ()))
+        windows = {pname: ins[e].layout.element for e in in_edges for pname in n.ports[e] if pname in tables.windows}
         for e in in_edges:
             for pname in n.ports[e]:
                 t = params[pname]
-                em.emit(f"{ctype(t.dtype)} {pname}{dims(t)};", 1)
+                shape = windows.get(pname, t.shape)
+                if pname in windows:
+                    em.emit(f"// {pname}: a one-token window (every step reads only the token it has just read)", 1)
+                em.emit(f"{ctype(t.dtype)} {pname}{''.join(f'[{d}]' for d in shape)};", 1)
                 for d, kind, factor in parts.get(pname, ()):
-                    em.emit(partition_pragma(pname, d, kind, factor), 1)
+                    size = shape[d - 1] if d > 0 else 0
+                    if d > 0 and size == 1:
+                        continue
+                    full = kind == "complete" or (d > 0 and factor >= size)
+                    em.emit(partition_pragma(pname, d, "complete" if full else kind, factor), 1)
         for r, rt in results.items():
             em.emit(f"{ctype(rt.dtype)} {r}{dims(rt)};", 1)
         for e in in_edges + out_edges:
             em.emit(f"int moved_{cname(e)} = 0;", 1)
         em.emit("int step = 0;", 1)
 
-        def get(e: str, depth: int, upto: str) -> None:
+        def moves(e: str, depth: int, upto: str, one: bool) -> None:
+            """The loop (``one``: the test, inside a pipeline) that moves tokens of ``e`` up to ``upto``."""
+            if one:
+                em.emit(f"if (moved_{cname(e)} < {upto}) {{", depth)
+            else:
+                em.emit(f"for (; moved_{cname(e)} < {upto}; moved_{cname(e)}++) {{", depth)
+
+        def get(e: str, depth: int, upto: str, one: bool = False) -> None:
             f = ins[e]
-            em.emit(f"for (; moved_{cname(e)} < {upto}; moved_{cname(e)}++) {{", depth)
+            moves(e, depth, upto, one)
             em.emit(f"const {token_type(f.layout)} t = {self.stream(f)}.read();", depth + 1)
             offs = offset_exprs(f.layout, f"moved_{cname(e)}")
             sub = _Code()
             for pname in n.ports[e]:
-                tile_loop(sub, f.layout, _sub(pname, offs, ["{e[%d]}" % i for i in range(len(offs))]) + " = t.v[{f}];", 0)
+                where = ["0"] * len(offs) if pname in windows else offs
+                tile_loop(sub, f.layout, _sub(pname, where, ["{e[%d]}" % i for i in range(len(offs))]) + " = t.v[{f}];",
+                          0, unroll=one)
             for line in sub.lines:
                 em.emit(line, depth + 1)
+            if one:
+                em.emit(f"moved_{cname(e)}++;", depth + 1)
             em.emit("}", depth)
 
-        def put(e: str, depth: int, upto: str) -> None:
+        def put(e: str, depth: int, upto: str, one: bool = False) -> None:
             f = outs[e]
             local = n.ports[e][0]
-            em.emit(f"for (; moved_{cname(e)} < {upto}; moved_{cname(e)}++) {{", depth)
+            moves(e, depth, upto, one)
             em.emit(f"{token_type(f.layout)} t;", depth + 1)
             offs = offset_exprs(f.layout, f"moved_{cname(e)}")
             sub = _Code()
-            tile_loop(sub, f.layout, "t.v[{f}] = " + _sub(local, offs, ["{e[%d]}" % i for i in range(len(offs))]) + ";", 0)
+            tile_loop(sub, f.layout, "t.v[{f}] = " + _sub(local, offs, ["{e[%d]}" % i for i in range(len(offs))]) + ";", 0,
+                      unroll=one)
             for line in sub.lines:
                 em.emit(line, depth + 1)
             em.emit(f"{self.stream(f)}.write(t);", depth + 1)
+            if one:
+                em.emit(f"moved_{cname(e)}++;", depth + 1)
             em.emit("}", depth)
 
-        def before(depth: int) -> None:
+        def before(depth: int, one: bool = False) -> None:
             for e in in_edges:
-                get(e, depth, f"need_{name}_{cname(e)}[step]")
+                get(e, depth, f"need_{name}_{cname(e)}[step]", one)
 
-        def after(depth: int) -> None:
+        def after(depth: int, one: bool = False) -> None:
             for e in out_edges:
-                put(e, depth, f"done_{name}_{cname(e)}[step]")
+                put(e, depth, f"done_{name}_{cname(e)}[step]", one)
             em.emit("step++;", depth)
 
-        split = loop_steps(k)
-        for i, s in enumerate(k.body):
+        body = step_body(k)
+        if windows:
+            body = tuple(map_stmt_exprs(s, lambda x: _in_window(x, windows)) for s in body)
+        for i, s in enumerate(body):
             if isinstance(s, Return):
                 continue
-            if i in split:
+            if i in tables.split:  # a step an iteration; inside a pipeline a step moves at most a token a stream
+                one = pipelined(s)
                 em.open_for(s, 1)
-                before(2)
+                before(2, one)
                 em.body(s.body, 2)
-                after(2)
+                after(2, one)
                 em.emit("}", 1)
             else:
                 before(1)
@@ -356,13 +420,21 @@ class DataflowEmitter:
             d = self.depths[f.name]
             decls.append(f"hls::stream<{token_type(f.layout)}, {d}> {self.stream(f)}(\"{f.name}\");")
             decls.append(f"#pragma HLS stream variable={self.stream(f)} depth={d}")
+        bundled: dict[str, list[str]] = {}  # first member -> the call arguments of every member, in turn
         for n in nodes:
             if n.kind in ("load", "store"):
                 self.fns.append(self.dma(n))
                 arr = self.array_name(n.dma.tensor)
                 fs = self.outs(n.name) if n.kind == "load" else self.ins(n.name)
                 a = [arr] + [self.stream(f) for f in fs] if n.kind == "load" else [self.stream(fs[0]), arr]
-                procs.append(f"{cname(n.name)}({', '.join(a)});")
+                b = self.low.bundle_of(n.name)
+                if b is None:
+                    procs.append(f"{cname(n.name)}({', '.join(a)});")
+                    continue
+                bundled.setdefault(b[0], []).extend(a)
+                if n.name == b[-1]:  # one process reads the bundle's inputs in turn
+                    self.fns.append(self.bundle(b))
+                    procs.append(f"{cname('bundle_' + b[0])}({', '.join(bundled[b[0]])});")
             elif n.kind == "fork":
                 self.fns.append(self.fork(n))
                 a = [self.stream(f) for f in self.ins(n.name) + self.outs(n.name)]

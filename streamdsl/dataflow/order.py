@@ -1,0 +1,163 @@
+"""Stream a graph input in the order its consumer's pipeline reads it (a weight of a one-token linear).
+
+A one-token linear ``A[o] += x[k] * W[o, k]`` (outputs innermost, lanes over
+``o``) reads one slice of ``W`` per pipeline iteration: ``W[o-block, k]``,
+the blocks of one ``k`` one after the other.  Streamed by rows, it needs
+every row before its first iteration (the task keeps the whole matrix and
+computes only once it has it); streamed in the order it reads, the weights
+flow through the pipeline a token an iteration and the task keeps one token.
+
+:func:`stream_in_read_order` finds, for each graph input of rank 2 read by
+one task, a top-level loop of the task's :func:`~.access.step_body` whose
+body is one pipelined loop reading the input (the reduction loop around
+the lanes' pipeline); it fuses the two (``s.fuse``: the perfect nest Vitis
+flattens anyway, now one step an iteration) and streams the input in tiles
+of what one iteration reads, in the order the iterations read them, when
+the step tables then move one token an iteration through a one-token window
+(:attr:`~.access.StepTables.windows`).  Anything else keeps its layout.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.memo import IdentityMemo
+from ..ir.nodes import For, Kernel, Load, walk
+from ..schedule import primitives as P
+from .access import _step_boxes, loop_range, pipelined, step_body, step_tables
+from .layout import LayoutRefusal, tiled
+
+
+def _reads(s, name: str) -> bool:
+    return any(isinstance(n, Load) and n.name == name for n in walk(s))
+
+
+def _nest(k: Kernel, name: str) -> tuple[str, ...] | None:
+    """The loop of ``k``'s step body that alone reads ``name``: ``(pipelined,)`` when it is the pipeline
+    itself, ``(outer, pipelined)`` when its body is the pipeline (a pair to fuse), else None."""
+    body = step_body(k)
+    readers = [s for s in body if _reads(s, name)]
+    if len(readers) != 1 or not isinstance(readers[0], For) or loop_range(readers[0], {}) is None:
+        return None
+    outer = readers[0]
+    if "pipeline" in outer.attrs:
+        return (outer.var,)
+    if pipelined(outer) or len(outer.body) != 1:
+        return None
+    inner = outer.body[0]
+    if not (isinstance(inner, For) and "pipeline" in inner.attrs) or loop_range(inner, {}) is None:
+        return None
+    return outer.var, inner.var
+
+
+def _tile(k: Kernel, loop: str, name: str, shape) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """(tile, order): what one iteration of the fused loop reads of ``name``, and the dims outermost first
+    (the dim that moves from one iteration to the next innermost)."""
+    body = step_body(k)
+    n = next(i for i, s in enumerate(body) if isinstance(s, For) and s.var == loop)
+    lo = loop_range(body[n], {})[0]
+    reads, _ = _step_boxes(body, [(n, np.array([lo, lo + 1], dtype=np.int64))], {name: tuple(shape)})
+    box, valid = reads[name]
+    if not valid.all():
+        return None
+    tile = tuple(int(b) for b in box[0, :, 1] - box[0, :, 0] + 1)
+    moving = [d for d in range(len(shape)) if box[1, d, 0] != box[0, d, 0]]
+    if len(moving) != 1:
+        return None
+    order = tuple(d for d in range(len(shape)) if d != moving[0]) + (moving[0],)
+    return tile, order
+
+
+def _plan(k: Kernel, name: str, ty):
+    """(the loops to fuse, or the pipeline alone; tile; order) when streaming ``name`` that way moves a token an
+    iteration through a one-token window."""
+    nest = _nest(k, name)
+    if nest is None:
+        return None
+    fused, var = P.fuse(k, nest) if len(nest) == 2 else (k, nest[0])
+    got = _tile(fused, var, name, ty.shape)
+    if got is None:
+        return None
+    tile, order = got
+    try:
+        lay = tiled(ty, tile, order)
+    except LayoutRefusal:
+        return None
+    tables = step_tables(fused, {name: lay}, {})
+    n = next(i for i, s in enumerate(step_body(fused)) if isinstance(s, For) and s.var == var)
+    if n not in tables.split or name not in tables.windows:
+        return None
+    return nest, tile, order
+
+
+_PLANS = IdentityMemo(_plan, 256)
+
+
+def stream_in_read_order(g) -> list[str]:
+    """Fuse and stream every graph input of rank 2 that one task reads a tile an iteration (module doc);
+    returns the edges streamed so."""
+    done = []
+    for e in g.edges():
+        node = g.graph.edges[e.name]
+        if not node.is_input or node.type.rank != 2 or len(node.consumers) != 1:
+            continue
+        task, arg = node.consumers[0]
+        s = g.schedule(g.task(task))
+        name = s.ir.params[arg].name
+        plan = _PLANS(s.ir, name, node.type)
+        if plan is None:
+            continue
+        nest, tile, order = plan
+        if len(nest) == 2:
+            s.fuse(*(s.loop(v) for v in nest))
+        g.stream(e, tile=tile, order=order)
+        done.append(e.name)
+    return done
+
+
+
+def _need_span(low, task: str, param: str) -> tuple[int, int]:
+    """(first step that needs a token of ``param``, first step by which all of it has been read)."""
+    tables = low.nodes[task].tables
+    need, tokens = tables.need[param], tables.tokens[param]
+    first = next((s for s, v in enumerate(need) if v > 0), len(need))
+    whole = next((s for s, v in enumerate(need) if v >= tokens), len(need))
+    return first, whole
+
+
+def bundle_in_need_order(g) -> tuple[str, ...]:
+    """Bundle the graph inputs the kernels read from memory (all but rank-3 tensors: the KV caches) into one
+    DMA process (``g.bundle``), in the order their kernels need them: by the first reader's program order,
+    then the step that first needs them.  Kernels that could run side by side (a gated MLP's gate and up
+    projections) then get their weights in turn, each at the bundle's full bandwidth: on the modeled Gemma
+    layer one bundle was faster than a bundle per parallel branch.  An input a kernel needs at or before the
+    step by which it has read an earlier multi-token input of the bundle whole (two weights of one loop)
+    stays out, as do a multi-token input with several readers (one slow reader would hold up the rest) and
+    one its kernel needs whole at one step (a weight a many-row kernel keeps whole: its own DMA loads it
+    while the others run).  Returns the bundled edges (none when fewer than two qualify)."""
+    low = g.lowered()
+    order = {t: n for n, t in enumerate(g.graph.tasks)}
+    keyed = []
+    for e in g.graph.edges.values():
+        if not e.is_input or e.type.rank == 3 or not e.consumers:
+            continue
+        if len({c for c, _ in e.consumers}) > 1 and g.layout(e.name, e.consumers[0][0]).num_tokens > 1:
+            continue
+        task, arg = min(e.consumers, key=lambda c: order[c[0]])
+        param = g.kernel_ir(task).params[arg].name
+        first, whole = _need_span(low, task, param)
+        tokens = low.nodes[task].tables.tokens[param]
+        if tokens > 1 and first == whole:
+            continue  # needed whole at once (a weight a many-row kernel keeps): its own DMA loads it meanwhile
+        keyed.append(((order[task], first), e.name, task, whole, tokens))
+    keyed.sort(key=lambda x: x[0])
+    chosen: list[str] = []
+    last: dict[str, int] = {}  # per reader: the step by which its multi-token inputs bundled so far are read whole
+    for (_, first), name, task, whole, tokens in keyed:
+        if task in last and first <= last[task]:
+            continue  # the kernel still reads an earlier input of the bundle when (or after) it needs this one
+        chosen.append(name)
+        if tokens > 1:  # a one-token input sits in its FIFO and never holds the process up
+            last[task] = max(last.get(task, -1), whole)
+    if len(chosen) < 2:
+        return ()
+    return g.bundle(*(g.edge(n) for n in chosen))
