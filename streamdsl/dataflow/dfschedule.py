@@ -292,6 +292,12 @@ class DataflowSchedule:
         return plan
 
     # --------------------------------------------------------------- lowering
+    def design_key(self) -> tuple:
+        """Every decision the lowered design follows from: layouts, regions, bundles and the identity of each
+        task's current IR (two schedules with equal keys lower to the same hardware)."""
+        return (tuple(self._prod.items()), tuple(self._cons.items()), tuple(self._region.items()),
+                tuple(id(self.kernel_ir(t)) for t in self.graph.tasks), tuple(self._bundles))
+
     def lowered(self) -> Lowered:
         """Converters, forks, DMAs and FIFOs of the design as it stands.
 
@@ -299,8 +305,7 @@ class DataflowSchedule:
         region and the identity of every task's current IR (a kernel schedule
         gives a new IR object on each primitive), so a design is lowered once
         per change however often it is printed, sized or simulated."""
-        key = (tuple(self._prod.items()), tuple(self._cons.items()), tuple(self._region.items()),
-               tuple(id(self.kernel_ir(t)) for t in self.graph.tasks), tuple(self._bundles))
+        key = self.design_key()
         if self._lowered is None or self._lowered[0] != key:
             irs = [self.kernel_ir(t) for t in self.graph.tasks]  # kept alive with the key, so ids stay unique
             self._lowered = (key, lower(self.graph, self.kernel_ir, self._region, self._prod, self._cons,

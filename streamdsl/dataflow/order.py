@@ -23,6 +23,7 @@ import numpy as np
 from ..ir.memo import IdentityMemo
 from ..ir.nodes import For, Kernel, Load, walk
 from ..schedule import primitives as P
+from ..schedule.schedule import apply_cached
 from .access import _step_boxes, loop_range, pipelined, step_body, step_tables
 from .layout import LayoutRefusal, tiled
 
@@ -108,7 +109,7 @@ def stream_in_read_order(g) -> list[str]:
             continue
         nest, tile, order = plan
         if len(nest) == 2:
-            s.fuse(*(s.loop(v) for v in nest))
+            apply_cached(s, ("fuse", nest), lambda s: s.fuse(*(s.loop(v) for v in nest)))
         g.stream(e, tile=tile, order=order)
         done.append(e.name)
     return done

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 
+from ..ir.memo import IdentityMemo
 from ..ir.nodes import Alloc, Kernel, Ref, Return, walk
 from ..schedule.cost import estimate
 from .itensor import Converter
@@ -52,11 +53,19 @@ CONVERTER_LATENCY = 2
 FORK_LATENCY = 1
 
 
-def kernel_cycles(k: Kernel) -> tuple[int, int]:
-    """(total cycles, deepest pipelined loop) of the kernel's scheduled IR."""
+def _kernel_cycles(k: Kernel) -> tuple[int, int]:
     rep = estimate(k)
     depth = max((lp.depth for lp in rep.loops if lp.depth is not None), default=0)
     return max(1, int(rep.cycles)), int(depth)
+
+
+_CYCLES = IdentityMemo(_kernel_cycles, 1024)
+
+
+def kernel_cycles(k: Kernel) -> tuple[int, int]:
+    """(total cycles, deepest pipelined loop) of the kernel's scheduled IR (remembered per IR object: the
+    designs an explorer tries share their kernels)."""
+    return _CYCLES(k)
 
 
 def spread(name: str, cycles: int, depth: int, iters: int) -> Task:

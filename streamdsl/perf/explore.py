@@ -36,7 +36,7 @@ DataflowSchedule), the default design, and the table of every design tried.
    (``g.auto_fuse``) under the board's on-chip memory cap.
 3. **Resources.**  Kernels' local arrays whose banks exceed 64 KiB bound to URAM; FIFO depths sized for the board timing (LP offsets and
    all-start-at-once peaks; FIFOs from a weight DMA into one kernel capped at
-   2 tokens, since back-pressure there only slows the DMA; or, "prefetch",
+   16 KiB (2 to 16 tokens), since back-pressure there only slows the DMA; or, "prefetch",
    deep enough for the DMA to run ahead: tried on the best design and on the
    fastest tiling candidate, whose unrolling the shallow FIFOs may have held
    back), HBM channels per DMA by when its kernel needs it, buffers bound to LUTRAM/BRAM/URAM by size and tasks placed on SLRs by
@@ -69,12 +69,13 @@ from ..ir.nodes import Alloc, CallKernel, Const, For, If, Load, Store, walk
 from ..types import FloatType
 from ..ir.deps import is_var_mul
 from ..schedule.cost import BOARD_BUDGET, alloc_banks, estimate, lane_cost, narrow_bits
-from ..schedule.schedule import Schedule
+from ..schedule.schedule import Schedule, apply_cached
 from .boards import RESOURCES, board as get_board
 from .model import BRAM_MAX_BYTES, DesignPerf, capped_fifos, model_design, model_tasks, size_depths
 
 PREFETCH = (1.0, 0.5, 0.25)  # fractions of the weight FIFOs' run-ahead depth tried, largest first
-DMA_FIFO_CAP = 2
+DMA_FIFO_CAP = 16  # tokens of a FIFO from a load DMA into one kernel, at most DMA_FIFO_BYTES of them
+DMA_FIFO_BYTES = 16 * 2**10
 
 
 class ExploreError(StreamDSLError):
@@ -340,6 +341,8 @@ def bind_large_locals(s: Schedule) -> None:
 
 
 _RECIPES: OrderedDict = OrderedDict()  # (kernel IR, reorder, u) -> (kernel IR, scheduled IR, steps, lanes)
+_ESTIMATES: dict = {}  # (kernel IR, reorder, u, dsp, board, clock) -> (cycles, resources, lanes) or None
+_SCHEDULED: dict = {}  # scheduled IR -> the first equal object (recipes that give equal IRs give one object)
 _RECIPES_KEPT = 4096
 
 
@@ -358,9 +361,12 @@ def apply_recipe(s: Schedule, reorder: bool, u: int) -> int:
     with s.batch():
         got = _recipe(s, reorder, u)
     if fresh:
+        s.ir = _SCHEDULED.setdefault(s.ir, s.ir)  # one object per scheduled IR: two loop orders that agree share it
         _RECIPES[key] = (base, s.ir, tuple(s.trace.steps), got)
         while len(_RECIPES) > _RECIPES_KEPT:
             _RECIPES.popitem(last=False)
+        if len(_SCHEDULED) > _RECIPES_KEPT:
+            _SCHEDULED.clear()
     return got
 
 
@@ -474,7 +480,7 @@ def build_design(fn: DataflowFunction, cfg: Config, base: DataflowSchedule | Non
     for t in g.tasks():
         apply_recipe(g.schedule(t), cfg.reorder, cfg.factor(t.name))
         if t.name in cfg.dsp:
-            bind_narrow_muls(g.schedule(t))
+            apply_cached(g.schedule(t), "bind_narrow_muls", bind_narrow_muls)
     for e in g.edges():
         node = g.graph.edges[e.name]
         if base is not None and not cfg.tile:
@@ -497,16 +503,16 @@ def build_design(fn: DataflowFunction, cfg: Config, base: DataflowSchedule | Non
 
 
 def dma_caps(low, prefetch: float, tasks=None) -> dict[str, int]:
-    """Pinned depths of the FIFOs from a load DMA into one kernel: 2 tokens (``prefetch`` 0), none (1: deep
+    """Pinned depths of the FIFOs from a load DMA into one kernel: 16 KiB of tokens, 2 to 16 (``prefetch`` 0), none (1: deep
     enough for the DMA to run ahead without back-pressure), or that fraction of the no-back-pressure depth
     (at least 2), which ``tasks`` (the board timing) decides."""
     if prefetch >= 1:
         return {}
-    caps = capped_fifos(low, DMA_FIFO_CAP)
+    caps = capped_fifos(low, DMA_FIFO_CAP, DMA_FIFO_BYTES)
     if prefetch <= 0:
         return caps
     full = size_depths(tasks, low.sim_edges(), low, {})
-    return {n: max(DMA_FIFO_CAP, math.ceil(prefetch * full[n])) for n in caps}
+    return {n: max(d, math.ceil(prefetch * full[n])) for n, d in caps.items()}
 
 
 def size_for_board(g: DataflowSchedule, board, clock_mhz=None, bits=None, prefetch: float = 0) -> dict[str, int]:
@@ -605,21 +611,34 @@ def _kernel_est(fn: DataflowFunction, task: str, reorder: bool, u: int, board_na
                 dsp: bool = False):
     key = (task, reorder, u, dsp)
     if key not in cache:
-        s = Schedule(fn.graph.kernel(task))
-        got = apply_recipe(s, reorder, u)
-        if dsp and not bind_narrow_muls(s):
-            cache[key] = None  # nothing to bind: no DSP variant of this kernel
-            return None
-        rep = estimate(s.ir, board_name if board_name in BOARD_BUDGET else "u55c", clock)
-        cache[key] = (int(rep.cycles), dict(rep.resources), got)
+        kernel = fn.graph.kernel(task)
+        by_value = (kernel, reorder, u, dsp, board_name, clock)  # layers of two attention kinds share kernels
+        if by_value not in _ESTIMATES:
+            s = Schedule(kernel)
+            got = apply_recipe(s, reorder, u)
+            if dsp and not bind_narrow_muls(s):
+                _ESTIMATES[by_value] = None  # nothing to bind: no DSP variant of this kernel
+            else:
+                rep = estimate(s.ir, board_name if board_name in BOARD_BUDGET else "u55c", clock)
+                _ESTIMATES[by_value] = (int(rep.cycles), dict(rep.resources), got)
+            if len(_ESTIMATES) > _RECIPES_KEPT:
+                _ESTIMATES.pop(next(iter(_ESTIMATES)))
+        cache[key] = _ESTIMATES[by_value]
     return cache[key]
 
 
-def evaluate(fn, cfg: Config, board, clock_mhz, bits, base=None, label="", space="", why="") -> Tried:
-    """Build one candidate and model it at depths sized for the board timing (not yet pinned in the schedule)."""
+def evaluate(fn, cfg: Config, board, clock_mhz, bits, base=None, label="", space="", why="",
+             seen: dict | None = None) -> Tried:
+    """Build one candidate and model it at depths sized for the board timing (not yet pinned in the schedule).
+    ``seen``: designs already modeled in this exploration, by what they lower from; one built again (greedy
+    fusion that keeps one region, a loop order that changes no loop) is not modeled twice."""
     b = get_board(board)
     try:
         g = build_design(fn, cfg, base, cap_bytes=int(0.9 * b.onchip_bytes))
+        key = (g.design_key(), cfg.prefetch)
+        if seen is not None and key in seen:
+            same = seen[key][0]
+            return Tried(label, space, cfg, same.perf, (why + "; " if why else "") + f"the same design as '{same.label}'")
         _, _, low, nodes, _, _ = model_tasks(g, b, clock_mhz, bits)
         tasks = [nodes[n].task for n in low.nodes]
         depths = size_depths(tasks, low.sim_edges(), low, dma_caps(low, cfg.prefetch, tasks))
@@ -628,7 +647,10 @@ def evaluate(fn, cfg: Config, board, clock_mhz, bits, base=None, label="", space
         return Tried(label, space, cfg, None, f"refused: {err.message}")
     if not p.fits:
         why = (why + "; " if why else "") + "; ".join(p.problems)
-    return Tried(label, space, cfg, p, why)
+    r = Tried(label, space, cfg, p, why)
+    if seen is not None:
+        seen[key] = (r, [g.kernel_ir(t) for t in g.graph.tasks])  # the IRs stay alive: their ids stay theirs
+    return r
 
 
 def commit(p: DesignPerf, bits=None, prefetch: float = 0) -> DesignPerf:
@@ -657,8 +679,10 @@ def explore(target, board="u55c", budget: int | None = None, *, clock_mhz: float
     pb = bar(total=(1 if base_config else 2) + checkpoints + 1 + (4 if fusion else 0), desc=f"explore {name}",
              unit="design")
 
+    seen: dict = {}
+
     def ev(*args, **kw) -> Tried:
-        r = evaluate(*args, **kw)
+        r = evaluate(*args, seen=seen, **kw)
         pb.set_postfix_str(f"{r.label}: {r.perf.cycles if r.perf else '-'} cycles")
         pb.update(1)
         return r
@@ -789,7 +813,7 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
                 r = ev(fn, dataclasses.replace(c, prefetch=frac), b, clock, bits, default_g,
                        "prefetch weights" + (f" x{frac:g}" if frac < 1 else "") + (f" ({fastest.label})" if i else ""),
                        "resources", "weight FIFOs at " + (f"{frac:g} of " if frac < 1 else "") +
-                       "the no-back-pressure depth instead of 2 tokens")
+                       "the no-back-pressure depth instead of 16 KiB")
                 if r.perf is not None:
                     r.why += f"; FIFO/converter memory {r.perf.onchip_bytes / 2**20:.1f} MiB"
                 tried.append(r)

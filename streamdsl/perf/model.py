@@ -709,12 +709,14 @@ def model_tasks(g, board="u55c", clock_mhz: float | None = None, bits: dict | No
     return b, clock, low, nodes, dmas, used
 
 
-def capped_fifos(low, cap: int) -> dict[str, int]:
-    """FIFOs from a load DMA straight into one kernel task: depth ``cap`` is enough (back-pressure only slows the DMA)."""
+def capped_fifos(low, cap: int, cap_bytes: int | None = None) -> dict[str, int]:
+    """FIFOs from a load DMA straight into one kernel task: depth ``cap`` is enough (back-pressure only slows the
+    DMA); with ``cap_bytes``, as many tokens as fit in that many bytes, at least 2 and at most ``cap``."""
     outs: dict[str, int] = {}
     for f in low.streams:
         outs[f.src] = outs.get(f.src, 0) + 1
-    return {f.name: cap for f in low.streams
+    return {f.name: cap if cap_bytes is None else max(2, min(cap, cap_bytes // max(1, f.token_bytes)))
+            for f in low.streams
             if low.nodes[f.src].kind == "load" and low.nodes[f.dst].kind == "task" and outs[f.src] == 1}
 
 

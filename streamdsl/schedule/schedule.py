@@ -331,3 +331,25 @@ class Schedule:
 def schedule(kernel) -> Schedule:
     """Start scheduling ``kernel`` (an ``@sd.kernel`` function or a Kernel IR)."""
     return Schedule(kernel)
+
+
+_APPLIED: dict = {}  # (id of the IR, what) -> (the IR, the IR after, the steps it took, what fn returned)
+_APPLIED_KEPT = 2048
+
+
+def apply_cached(s: Schedule, what, fn):
+    """``fn(s)``, or, when it was applied to this very IR before (``what`` names it), that IR and those trace
+    steps again: a design explorer builds every candidate from the same kernels, and each new IR object would
+    otherwise be modeled as a new kernel."""
+    key = (id(s.ir), what)
+    hit = _APPLIED.get(key)
+    if hit is not None and hit[0] is s.ir:
+        s.ir = hit[1]
+        s.trace.steps.extend(hit[2])
+        return hit[3]
+    base, n = s.ir, len(s.trace.steps)
+    got = fn(s)
+    if len(_APPLIED) >= _APPLIED_KEPT:
+        _APPLIED.pop(next(iter(_APPLIED)))
+    _APPLIED[key] = (base, s.ir, tuple(s.trace.steps[n:]), got)
+    return got
