@@ -21,3 +21,16 @@ def test_a_fifo_moves_at_most_a_token_a_cycle():
 def test_one_iteration_takes_the_whole_kernel():
     t = spread("k", 500, 20, 1)
     assert (t.iters, t.latency) == (1, 500)
+
+
+def test_a_dma_token_is_there_when_its_last_word_is():
+    # a 1024-float vector as one token: 64 bus words of 512 bits, one a cycle, so it is whole 63 cycles after
+    # its first word (which comes DMA_LATENCY cycles after the request); before, it arrived with the first
+    from streamdsl import f32
+    from streamdsl.dataflow.layout import DMA, tiled
+    from streamdsl.dataflow.timing import DMA_LATENCY, dma_task
+    from streamdsl.types import TensorType
+
+    t = TensorType(f32, (1, 1024))
+    task = dma_task(DMA("load_x", "x", "load", 0, tiled(t, (1, 1024)), t))
+    assert (task.iters, task.ii, task.lat) == (1, 64, DMA_LATENCY + 63)

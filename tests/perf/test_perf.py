@@ -263,3 +263,14 @@ def test_unrolling_by_gain_widens_the_cheap_kernel_first():
     # once the LUTs hold add's 64 lanes and 8 of mac's, mac's lanes move to DSPs: 32 of them (32 DSPs,
     # 32000 LUTs), so mac runs 4x faster than in LUTs alone
     assert moved == ("mac",) and u == {"add": 64, "mac": 32} and "in DSPs" in why
+
+
+def test_spare_channels_go_where_they_save_the_most_cycles():
+    # a bundle: 1000 one-KiB tokens and one 16 KiB token; at 64 bytes per channel-cycle 16 channels move a KiB
+    # a cycle (1016 cycles), 32 would only shave its big token (1008).  A 2-token DMA of 16 KiB needs 256
+    # cycles a token on 1 channel and 128 on 2: within 2 % of the shortest longest time the bundle keeps 16
+    # channels and the spares shorten the small DMA, where each saves hundreds of cycles
+    bundle = DmaModel("w", "w", "load", 0, 4, 1000 * 1024 + 16384, 1001, 16384, parts=((1000, 1024), (1, 16384)))
+    kv = DmaModel("kv", "kv", "load", 0, 4, 2 * 16384, 2, 16384)
+    allocate_channels([bundle, kv], 24, channel_bytes=64.0, windows={"w": 5000, "kv": 5000})
+    assert bundle.channels == 16.0 and kv.channels == 8.0
