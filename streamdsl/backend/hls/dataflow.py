@@ -420,21 +420,12 @@ class DataflowEmitter:
             d = self.depths[f.name]
             decls.append(f"hls::stream<{token_type(f.layout)}, {d}> {self.stream(f)}(\"{f.name}\");")
             decls.append(f"#pragma HLS stream variable={self.stream(f)} depth={d}")
-        bundled: dict[str, list[str]] = {}  # first member -> the call arguments of every member, in turn
+        here = {n.name for n in nodes}
         for n in nodes:
             if n.kind in ("load", "store"):
                 self.fns.append(self.dma(n))
-                arr = self.array_name(n.dma.tensor)
-                fs = self.outs(n.name) if n.kind == "load" else self.ins(n.name)
-                a = [arr] + [self.stream(f) for f in fs] if n.kind == "load" else [self.stream(fs[0]), arr]
-                b = self.low.bundle_of(n.name)
-                if b is None:
-                    procs.append(f"{cname(n.name)}({', '.join(a)});")
-                    continue
-                bundled.setdefault(b[0], []).extend(a)
-                if n.name == b[-1]:  # one process reads the bundle's inputs in turn
-                    self.fns.append(self.bundle(b))
-                    procs.append(f"{cname('bundle_' + b[0])}({', '.join(bundled[b[0]])});")
+                if self.low.bundle_of(n.name) is None:
+                    procs.append(f"{cname(n.name)}({', '.join(name for _, name in self._dma_params(n))});")
             elif n.kind == "fork":
                 self.fns.append(self.fork(n))
                 a = [self.stream(f) for f in self.ins(n.name) + self.outs(n.name)]
@@ -452,6 +443,11 @@ class DataflowEmitter:
                 self.fns.append(text)
                 procs.append(call)
                 scalars += [v for v in used if v not in scalars]
+        for b in self.low.bundles:  # one process reads a bundle's inputs in turn
+            if b[0] in here:
+                self.fns.append(self.bundle(b))
+                args = [name for m in b for _, name in self._dma_params(self.low.nodes[m])]
+                procs.append(f"{cname('bundle_' + b[0])}({', '.join(args)});")
         params = {p.name: p.type for p in self.graph.ir.params}
         sig = [f"{'' if w else 'const '}{ctype(t.dtype)} {a}{dims(t)}" for a, (t, w) in arrays.items()]
         sig += [f"{ctype(params[s])} {s}" for s in scalars]
