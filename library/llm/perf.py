@@ -188,19 +188,29 @@ class LLMPerf:
             lp = max(self.layers, key=lambda x: x.count * x.decode.cycles)
             d = lp.decode
             slow = d.slowest(3)
-            dma_max = max((x.cycles for x in d.dmas), default=0)
+            bundles = d.schedule.lowered().bundles if d.schedule is not None else []
+            bundled = {m for b in bundles for m in b}
+            cyc = {x.name: x.cycles for x in d.dmas}
+            times = [x.cycles for x in d.dmas if x.name not in bundled] + [sum(cyc[m] for m in b) for b in bundles]
+            dma_max = max(times, default=0)
             share = sum(n.cycles for n in d.nodes.values() if n.kind == "task")
             out.append(f"decode {tps:.1f} tokens/s = {tps / self.hbm_roofline_tps * 100:.1f} % of the HBM roofline "
                        f"({self.hbm_roofline_tps:.0f}); a {lp.kind} layer takes {d.cycles} cycles, its longest DMA "
-                       f"{dma_max} cycles: compute-bound by {d.cycles / max(1, dma_max):.0f}x")
+                       f"(a bundle's DMAs, run in turn, counted as one) {dma_max} cycles: compute-bound by "
+                       f"{d.cycles / max(1, dma_max):.1f}x")
             out.append("the one-token layer's kernels each need their whole input row, so they overlap little: "
                        f"kernel cycles sum to {share} against the layer's {d.cycles}; slowest: " + ", ".join(
                            f"{n.name} {n.cycles}" for n in slow))
             if d.cycles > share:
-                out.append(f"the layer takes {d.cycles - share} cycles beyond its kernels' sum: a FIFO moves at most "
-                           "a token a cycle (a linear reading more weight rows than it has cycles waits for them), "
-                           "and each DMA keeps its HBM channels for the whole layer, so the weights the first "
-                           "kernels need cannot borrow the channels of those needed later")
+                chans = max((x.channels for x in d.dmas if x.name in bundled), default=0)
+                out.append(f"the layer takes {d.cycles - share} cycles beyond its kernels' sum: a kernel waits "
+                           "when its weights stream in slower than it reads them (one DMA process reads the layer's "
+                           f"weights and vectors in turn over {chans:.0f} of the {self.board.memory.channels} HBM "
+                           "channels; the KV caches' loads and stores have the rest) and attention waits for the "
+                           "KV cache")
+            out.append("each W4A8 linear quantises its input row before its MACs and dequantises its outputs "
+                       "after them (fp32 dividers and multipliers in few lanes), and the next kernel needs the "
+                       "whole row: those phases add to the layer's time one after another")
             use = {r: d.total[r] / max(1, self.board.total[r]) for r in ("lut", "ff", "dsp", "bram", "uram")}
             out.append("the board is where the explorer stops widening (85 % of a resource, and a kernel's lanes on "
                        "one SLR): " + ", ".join(f"{r.upper()} {v:.0%}" for r, v in use.items()) + "; an int8 x int4 "
