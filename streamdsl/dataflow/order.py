@@ -74,7 +74,10 @@ def _plan(k: Kernel, name: str, ty):
     nest = _nest(k, name)
     if nest is None:
         return None
-    fused, var = P.fuse(k, nest) if len(nest) == 2 else (k, nest[0])
+    try:
+        fused, var = P.fuse(k, nest) if len(nest) == 2 else (k, nest[0])
+    except P.Refusal:  # bounds fuse cannot take: the nest stays as it is
+        return None
     got = _tile(fused, var, name, ty.shape)
     if got is None:
         return None
