@@ -128,6 +128,12 @@ def _need_span(low, task: str, param: str) -> tuple[int, int]:
     return first, whole
 
 
+def _first_write(low, task: str) -> int:
+    """The first step after which ``task`` writes a token of any result."""
+    done = low.nodes[task].tables.done.values()
+    return min((next((s for s, v in enumerate(d) if v > 0), len(d)) for d in done), default=1 << 30)
+
+
 def bundle_in_need_order(g) -> tuple[str, ...]:
     """Bundle the graph inputs the kernels read from memory (all but rank-3 tensors: the KV caches) into one
     DMA process (``g.bundle``), in the order their kernels need them: by the first reader's program order,
@@ -137,7 +143,10 @@ def bundle_in_need_order(g) -> tuple[str, ...]:
     step by which it has read an earlier multi-token input of the bundle whole (two weights of one loop)
     stays out, as do a multi-token input with several readers (one slow reader would hold up the rest) and
     one its kernel needs whole at one step (a weight a many-row kernel keeps whole: its own DMA loads it
-    while the others run).  Returns the bundled edges (none when fewer than two qualify)."""
+    while the others run).  Once a kernel writes results before it has read a bundled input whole, only its
+    own inputs may follow (a later kernel's input behind it could wait for that kernel, which waits for the
+    first one's results to be read: a deadlock the explorer would otherwise meet and undo).  Returns the
+    bundled edges (none when fewer than two qualify)."""
     low = g.lowered()
     order = {t: n for n, t in enumerate(g.graph.tasks)}
     keyed = []
@@ -156,12 +165,17 @@ def bundle_in_need_order(g) -> tuple[str, ...]:
     keyed.sort(key=lambda x: x[0])
     chosen: list[str] = []
     last: dict[str, int] = {}  # per reader: the step by which its multi-token inputs bundled so far are read whole
+    held = None  # a reader that writes before it has read a bundled input whole: only its own inputs may follow
     for (_, first), name, task, whole, tokens in keyed:
         if task in last and first <= last[task]:
             continue  # the kernel still reads an earlier input of the bundle when (or after) it needs this one
+        if held is not None and task != held:
+            continue  # its outputs may wait on this input's reader, which would wait behind the bundle
         chosen.append(name)
         if tokens > 1:  # a one-token input sits in its FIFO and never holds the process up
             last[task] = max(last.get(task, -1), whole)
+            if _first_write(low, task) <= whole:
+                held = task
     if len(chosen) < 2:
         return ()
     return g.bundle(*(g.edge(n) for n in chosen))

@@ -465,6 +465,7 @@ class Config:
     fusion: str = "all"  # "all" | "greedy" | "none"
     prefetch: float = 0  # weight FIFOs deep enough for their DMAs to run ahead of the kernels (1), or a fraction
     dsp: tuple[str, ...] = ()  # tasks whose narrow multiplies are bound to DSPs (bind_narrow_muls)
+    bundle: bool = True  # the layer's inputs read by one DMA process in need order (order.bundle_in_need_order)
 
     def factor(self, task: str) -> int:
         return dict(self.unroll).get(task, 1)
@@ -498,7 +499,8 @@ def build_design(fn: DataflowFunction, cfg: Config, base: DataflowSchedule | Non
         g.fuse(*g.tasks())
     elif cfg.fusion == "greedy":
         g.auto_fuse(cap_bytes or 41 * 2**20)
-    bundle_in_need_order(g)
+    if cfg.bundle:
+        bundle_in_need_order(g)
     return g
 
 
@@ -645,6 +647,9 @@ def evaluate(fn, cfg: Config, board, clock_mhz, bits, base=None, label="", space
         p = model_design(g, b, clock_mhz, bits, depths=depths, name=label)
     except StreamDSLError as err:
         return Tried(label, space, cfg, None, f"refused: {err.message}")
+    if p.sim is None and cfg.bundle and g.bundles():  # a kernel held up by a later kernel's bundled input
+        return evaluate(fn, dataclasses.replace(cfg, bundle=False), board, clock_mhz, bits, base, label, space,
+                        (why + "; " if why else "") + "the bundle deadlocked: each input its own DMA", seen)
     if not p.fits:
         why = (why + "; " if why else "") + "; ".join(p.problems)
     r = Tried(label, space, cfg, p, why)

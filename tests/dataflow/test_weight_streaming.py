@@ -100,3 +100,16 @@ def test_bundle_refusals():
     g.bundle(g.edge("w1"), g.edge("w2"))
     with pytest.raises(ScheduleError, match="already in the bundle"):
         g.bundle(g.edge("w2"), g.edge("x"))
+
+
+def test_a_kernel_that_writes_before_it_has_read_its_bundled_weight_closes_the_bundle():
+    # the fp32 q/k/v block writes the query heads while it still reads the key and value weights; the RoPE
+    # tables behind them in one bundle would wait for it, and it for RoPE to take its keys: the bundle stops
+    from streamdsl.library.llm.config import tiny
+    from streamdsl.library.llm.models import model
+    from streamdsl.perf.explore import explore
+
+    ex = explore(model(tiny("llama"), max_len=8), "u55c", t=1)
+    assert ex.best.fits and ex.best.sim is not None
+    bundled = {e for b in ex.best.schedule.bundles() for e in b}
+    assert bundled and not bundled & {"cos", "sin", "wo"}
