@@ -36,11 +36,14 @@ These are model estimates, not Vitis HLS reports.  The model:
   a balanced tree for integers (Vitis balances integer expressions).
 * Resources: DSPs and LUTs per operator and dtype (:data:`COST`), times the
   number of parallel copies (unroll factors, unrolled loops inside a pipeline);
-  an integer multiply by a constant (index arithmetic) is shifts and adds in LUTs;
+  an integer multiply by a constant (index arithmetic) is shifts and adds in LUTs, by a power of two
+  wiring, and so is any integer-to-integer cast (extension or truncation);
   an integer multiply is priced at the widths of its operands before widening
   casts (``i32(int8) * i32(int4)`` is an 8 x 4 multiplier: LUTs, no DSP, as
   Vitis narrows it), or, inside a loop bound by ``bind_op`` to DSPs, one
-  DSP48E2 per 27 x 18 with the add of its product in the DSP's post-adder; address arithmetic is charged once per access, not per
+  DSP48E2 per 27 x 18 with the add of its product in the DSP's post-adder and an add forming one
+  of its operands in the pre-adder (a packed pair of int4 weights, ``w1 * 2**S + w0``: its width is
+  that of its value range); address arithmetic is charged once per access, not per
   unrolled copy (the copies differ by constant offsets, which partitioning
   turns into bank wiring);
   local arrays take BRAM18K blocks (or URAM, or LUTs / registers when bound so),
@@ -177,6 +180,7 @@ class _Model:
         self.res = dict(dsp=0, bram=0, uram=0, lut=0, ff=0)
         self.loops: list[LoopEstimate] = []
         self.bind: list[str] = []  # bind_op impls of the loops around (innermost last)
+        self.preadd: set[int] = set()  # ids of adds that feed a DSP multiplier (its pre-adder)
         self.ranges = Ranges()  # integer scalars' intervals, for loops with expression bounds
         self.banks = {p.name: 1 for p in k.params}
         for n in (n for s in k.body for n in walk(s)):
@@ -199,24 +203,31 @@ class _Model:
             name = e.op if not isinstance(e, Call) else e.fn
             t = kids[0].dtype
             widths = None
-            if name == "mul" and _class(t) == "i" and any(isinstance(c, Const) for c in kids):
-                name = "mul_const"  # index arithmetic such as i * 64: shifts and adds in LUTs, no DSP
+            if name == "mul" and _class(t) == "i" and any(_power_of_two(c) for c in kids):
+                name = "shift"  # a multiply by 2**n: wiring
+            elif name == "mul" and _class(t) == "i" and any(isinstance(c, Const) for c in kids):
+                name = "mul_const"  # index arithmetic such as i * 48: shifts and adds in LUTs, no DSP
             elif name in ("floordiv", "mod") and _class(t) == "i" and _power_of_two(e.rhs):
                 name = "shift"  # a fused loop's indices (f // 2, f % 2): wiring
             elif name == "mul" and _class(t) == "i":
                 widths = (narrow_bits(kids[0]), narrow_bits(kids[1]))
                 if self.bind:
                     name = "mul_" + self.bind[-1]
-            elif name in ("add", "sub") and _class(t) == "i" and self.bind[-1:] == ["dsp"] and any(
-                    is_var_mul(c) for c in kids):
-                name = "add_dsp"
+                if name == "mul_dsp":  # the DSP48E2's pre-adder forms one operand (a packed pair of weights)
+                    pre = next((c for c in kids if isinstance(c, BinOp) and c.op in ("add", "sub")), None)
+                    if pre is not None:
+                        self.preadd.add(id(pre))
+            elif name in ("add", "sub") and _class(t) == "i" and self.bind[-1:] == ["dsp"] and (
+                    id(e) in self.preadd or any(is_var_mul(c) for c in kids)):
+                name = "add_dsp"  # the pre-adder before the multiplier, or the post-adder after it
             ops.append((name, t, widths))
             return op_latency(name, t, self.clock) + max(self.expr(c, ops) for c in kids)
         if isinstance(e, Cast):
             src = e.operand.dtype
-            widening = (isinstance(src, (IntType, FixedType)) and isinstance(e.dtype, (IntType, FixedType))
-                        and _bits(e.dtype) >= _bits(src))
-            if not widening:  # sign or zero extension of an integer is wiring
+            wiring = isinstance(src, IntType) and isinstance(e.dtype, IntType) or (
+                isinstance(src, (IntType, FixedType)) and isinstance(e.dtype, (IntType, FixedType))
+                and _bits(e.dtype) >= _bits(src))
+            if not wiring:  # sign or zero extension of an integer is wiring, and so is its truncation
                 ops.append(("cast", src, None))
             return op_latency("cast", e.operand.dtype, self.clock) + self.expr(e.operand, ops)
         if isinstance(e, Select):
@@ -392,12 +403,41 @@ def _through(names: set, deps: dict[str, set]) -> set:
 
 
 def narrow_bits(e) -> int:
-    """Significant bits of an integer operand: a widening cast keeps its source's width."""
+    """Significant bits of an integer operand: a widening cast keeps its source's width; sums and products of
+    integers (a packed pair of weights ``w1 * 2**S + w0``) take the width of their value range."""
     if isinstance(e, Cast) and isinstance(e.operand.dtype, (IntType, FixedType)):
         return min(_bits(e.dtype), narrow_bits(e.operand))
     if isinstance(e, Const) and isinstance(e.value, int):
         return max(1, abs(int(e.value)).bit_length() + 1)
+    r = _int_range(e)
+    if r is not None:
+        lo, hi = r
+        return min(_bits(e.dtype), max(1, hi.bit_length(), (-lo - 1).bit_length()) + (1 if lo < 0 else 0))
     return _bits(e.dtype)
+
+
+def _int_range(e) -> tuple[int, int] | None:
+    """The values an integer expression of casts, constants, adds, subtracts and multiplies can take."""
+    t = e.dtype
+    if not isinstance(t, IntType):
+        return None
+    if isinstance(e, Const) and isinstance(e.value, int):
+        return int(e.value), int(e.value)
+    if isinstance(e, Cast) and isinstance(e.operand.dtype, IntType) and _bits(t) >= _bits(e.operand.dtype):
+        return _int_range(e.operand)  # widening: the source's values
+    if isinstance(e, BinOp) and e.op in ("add", "sub", "mul"):
+        a, b = _int_range(e.lhs), _int_range(e.rhs)
+        if a is not None and b is not None:
+            if e.op == "add":
+                lo, hi = a[0] + b[0], a[1] + b[1]
+            elif e.op == "sub":
+                lo, hi = a[0] - b[1], a[1] - b[0]
+            else:
+                ps = [x * y for x in a for y in b]
+                lo, hi = min(ps), max(ps)
+            if t.min <= lo and hi <= t.max:  # no wrap-around
+                return lo, hi
+    return t.min, t.max
 
 
 def _trips(s: For, ranges: Ranges | None = None) -> int:

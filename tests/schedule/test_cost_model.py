@@ -234,3 +234,60 @@ def test_multiplies_bound_to_dsps_leave_the_luts():
     assert lut.resources["dsp"] == 0 and dsp.resources["dsp"] == 16
     assert lut.resources["lut"] - dsp.resources["lut"] == 16 * (64 + 32)
     assert lut.cycles == dsp.cycles  # a DSP MAC: 3 cycles, as the LUT multiply (2) and add (1)
+
+
+@sd.kernel
+def packed_mac(X: i8[32], W: sd.Int(4)[16, 32]) -> sd.Int(48)[8]:
+    P: sd.Int(48)[8] = 0
+    for k in range(32):
+        for h in range(8):  # outputs 2h and 2h + 1 in one product: (w1 * 2**22 + w0) * x
+            P[h] += (sd.cast(W[2 * h + 1, k], sd.Int(48)) * 4194304 + sd.cast(W[2 * h, k], sd.Int(48))) * \
+                sd.cast(X[k], sd.Int(48))
+    return P
+
+
+def test_a_packed_pair_of_int4_weights_is_one_dsp_with_its_pre_adder():
+    from streamdsl.ir.nodes import BinOp
+    from streamdsl.schedule.cost import narrow_bits
+
+    mul = next(n for n in walk(packed_mac.ir.body[1]) if isinstance(n, BinOp) and n.op == "mul"
+               and isinstance(n.lhs, BinOp) and n.lhs.op == "add")
+    # w1 * 2**22 + w0 with w in [-8, 7] lies in [-2**25 - 8, 7 * 2**22 + 7]: 27 bits signed, the DSP48E2's
+    # 27-bit pre-adder and multiplier port; the activation is 8 bits
+    assert narrow_bits(mul.lhs) == 27 and narrow_bits(mul.rhs) == 8
+
+    def sched(bind: bool):
+        s = sd.schedule(packed_mac)
+        s.pipeline(s.loop("k"))
+        s.partition(s.buffer("W"), 1, "complete")
+        s.partition(s.buffer("P"), 1, "complete")
+        if bind:
+            s.bind_op(s.loop("k"), "mul", "dsp")
+        return estimate(s.ir)
+
+    lut, dsp = sched(False), sched(True)
+    # bound: a DSP48E2 per pair (two MACs), the packing add in its pre-adder, the shift by 2**22 wiring and the
+    # accumulation in its post-adder: no LUT left for the 8 lanes. In LUTs: an 8 x 27 multiplier, the 48-bit
+    # packing add and the 48-bit accumulate each
+    assert dsp.resources["dsp"] == 8 and lut.resources["dsp"] == 0
+    assert lut.resources["lut"] - dsp.resources["lut"] == 8 * (8 * 27 + 48 + 48)
+
+
+@sd.kernel
+def truncate(X: sd.Int(48)[64]) -> i32[64]:
+    Y: i32[64]
+    for k in range(64):
+        Y[k] = sd.cast(sd.cast(X[k], sd.Int(22)), i32) * 8
+    return Y
+
+
+@sd.kernel
+def copy_i48(X: sd.Int(48)[64]) -> i32[64]:
+    Y: i32[64]
+    for k in range(64):
+        Y[k] = sd.cast(X[k], i32)
+    return Y
+
+
+def test_integer_truncation_and_multiplies_by_powers_of_two_are_wiring():
+    assert estimate(truncate.ir).resources == estimate(copy_i48.ir).resources
