@@ -69,6 +69,7 @@ class LLM:
     blocks: dict = field(default_factory=dict)
     quant: str = "fp32"  # "fp32" | "w8a8" | "w4a8": the layer's linears
     weights: ModelWeights | None = None
+    pack: bool = True  # W4A8: two outputs a DSP48E2 where the sizes allow (quant.packs); the same results
     _layers: dict = field(default_factory=dict, repr=False)
     _schedules: dict = field(default_factory=dict, repr=False)
     _projects: dict = field(default_factory=dict, repr=False)
@@ -81,6 +82,9 @@ class LLM:
         if self.quant != "fp32" and self.blocks:
             raise LLMError("blocks can be swapped in fp32 layers only", user_loc(),
                            hint="build the model with quant='fp32' to swap blocks")
+        if not isinstance(self.pack, bool):
+            raise LLMError(f"pack must be True or False, got {self.pack!r}", user_loc(),
+                           hint="pack=False keeps one MAC a lane in the W4A8 linears")
         if self.config.rope_theta is None:  # GPT-2's learned positions are a hard limit
             self.max_len = min(self.max_len, self.config.max_positions)
         self._inv_freq = {}
@@ -101,7 +105,7 @@ class LLM:
         key = (t, kind)
         if key not in self._layers:
             self._layers[key] = (make_layer(self.config, t, self.max_len, kind, self.blocks) if self.quant == "fp32"
-                                 else make_qlayer(self.config, t, self.max_len, kind, self.quant))
+                                 else make_qlayer(self.config, t, self.max_len, kind, self.quant, self.pack))
         return self._layers[key]
 
     def schedule(self, t: int, kind: str = FULL):
@@ -327,11 +331,12 @@ class LLM:
 
 
 def _builder(family: str):
-    def build(config: LLMConfig, blocks: dict | None = None, max_len: int = 64, quant: str = "fp32") -> LLM:
+    def build(config: LLMConfig, blocks: dict | None = None, max_len: int = 64, quant: str = "fp32",
+              pack: bool = True) -> LLM:
         if config.family != family:
             raise LLMError(f"{family}() takes a {family} config, got a {config.family} one", user_loc(),
                            hint=f"use {config.family}(config)")
-        return LLM(config, max_len, dict(blocks or {}), quant)
+        return LLM(config, max_len, dict(blocks or {}), quant, pack=pack)
 
     build.__name__ = family
     build.__doc__ = f"The {family} decoder: one fused layer dataflow re-invoked per layer (see :class:`LLM`)."
@@ -341,7 +346,8 @@ def _builder(family: str):
 gpt2, llama, qwen2, gemma3 = (_builder(f) for f in ("gpt2", "llama", "qwen2", "gemma3"))
 
 
-def model(config: LLMConfig, blocks: dict | None = None, max_len: int = 64, quant: str = "fp32") -> LLM:
+def model(config: LLMConfig, blocks: dict | None = None, max_len: int = 64, quant: str = "fp32",
+          pack: bool = True) -> LLM:
     """The builder of ``config``'s family."""
     return {"gpt2": gpt2, "llama": llama, "qwen2": qwen2, "gemma3": gemma3}[config.family](config, blocks, max_len,
-                                                                                          quant)
+                                                                                          quant, pack)

@@ -89,6 +89,7 @@ class LLMPerf:
     bits: dict | None
     quant: str = "fp32"
     layers: list[LayerPerf] = field(default_factory=list)
+    pack: bool = False  # W4A8 linears with two outputs a DSP48E2 (quant.packs)
 
     @property
     def clock_mhz(self) -> float:
@@ -157,6 +158,10 @@ class LLMPerf:
             out.append(f"the {self.quant.upper()} accelerator as built: int{b['weights']} weight matrices (HBM "
                        f"traffic at {b['weights']} bits), int8 activations inside each linear, int32 MACs; scales, "
                        "norms, RoPE, attention, softmax and the KV cache in fp32, moved at 32 bits")
+        if self.quant == "w4a8":
+            out.append("W4A8 linears " + ("accumulate two outputs a DSP48E2 where their sizes allow (at most 2064 "
+                                          "inputs: quant.packs)" if self.pack else "take one MAC a lane (pack=False)")
+                       + "; llm_perf of a config models both and keeps the lower latency")
         else:
             out.append("the fp32 accelerator: every tensor moves at 32 bits")
         out += [
@@ -214,8 +219,10 @@ class LLMPerf:
             use = {r: d.total[r] / max(1, self.board.total[r]) for r in ("lut", "ff", "dsp", "bram", "uram")}
             out.append("the board is where the explorer stops widening (85 % of a resource, and a kernel's lanes on "
                        "one SLR): " + ", ".join(f"{r.upper()} {v:.0%}" for r, v in use.items()) + "; an int8 x int4 "
-                       "MAC lane is ~64 LUTs and 128 FFs in fabric, or a DSP48E2 when its multiplies are bound to "
-                       "DSPs (one MAC a DSP: the two-MACs-a-DSP packing is not modeled or emitted)")
+                       "MAC lane is ~64 LUTs and 128 FFs in fabric; bound to DSPs, a W4A8 linear with at most "
+                       "2064 inputs packs two outputs a DSP48E2 (quant.packs), a wider one (a down projection) "
+                       "takes a DSP a MAC; fp32 adds and multiplies of norms, attention and dequantisation take "
+                       "2 and 3 DSPs each")
             red = [x for x in slow if x.name.split("_")[0] in ("layernorm", "rmsnorm", "attention")]
             kv = [n for n in d.nodes.values() if n.kind == "task" and n.name.startswith("kv_append")]
             if kv:
@@ -290,6 +297,9 @@ def llm_perf(target, board="u55c", prompt: int = 32, gen: int = 32, bits: dict |
              prefill_chunk: int | None = None) -> LLMPerf:
     """Explore and model ``target`` (an LLMConfig or an LLM) for ``[prompt:gen]`` on ``board``.
 
+    W4A8 from a config is modeled with the linears packed two outputs a DSP48E2 and one MAC a lane
+    (``model(..., pack=False)``), and the lower latency kept; an LLM is modeled as it is built.
+
     ``prefill_chunk``: tokens per prefill pass (``m.prefill(ids[i:i + chunk], cache)``, the layer
     dataflow at t = chunk); default: the whole prompt if its layer fits the board, else the largest
     halving of it (down to 16) that fits."""
@@ -318,8 +328,23 @@ def llm_perf(target, board="u55c", prompt: int = 32, gen: int = 32, bits: dict |
     if blocks and quant != "fp32":
         raise LLMError("swapped blocks are fp32 kernels: a quantised model cannot use them", user_loc(),
                        hint="model the fp32 design (bits=FP32)")
-    m = model(c, blocks, max_len=prompt + gen, quant=quant)
-    out = LLMPerf(c, b, prompt, gen, bits, quant)
+    packs = [target.pack] if isinstance(target, LLM) else [True, False] if quant == "w4a8" else [True]
+    best = None
+    for pack in packs:  # W4A8: packed pairs need DSPs, one MAC a lane can live in LUTs: the board decides
+        m = model(c, blocks, max_len=prompt + gen, quant=quant, pack=pack)
+        got = _model_perf(m, c, b, prompt, gen, bits, quant, budget, clock_mhz, explore_prefill, prefill_chunk)
+        if best is None or (_fits(got) and (not _fits(best) or got.latency_s < best.latency_s)):
+            best = got
+    return best
+
+
+def _fits(p: LLMPerf) -> bool:
+    return all(lp.decode.fits and lp.prefill.fits for lp in p.layers)
+
+
+def _model_perf(m: LLM, c: LLMConfig, b, prompt: int, gen: int, bits: dict, quant: str, budget, clock_mhz,
+                explore_prefill: bool, prefill_chunk: int | None) -> LLMPerf:
+    out = LLMPerf(c, b, prompt, gen, bits, quant, pack=m.pack and quant == "w4a8")
     for kind in m.kinds():
         count = sum(1 for k in c.layer_types if k == kind)
         dec_fn = m.layer(1, kind).function

@@ -10,6 +10,8 @@ the gated MLP an elementwise product as blocks of their own.
 """
 from __future__ import annotations
 
+import functools
+
 import streamdsl as sd
 from streamdsl import f32, i8, i32
 
@@ -75,11 +77,12 @@ def make_mul(t: int, n: int):
     return named(mul, "mul", t, n)
 
 
-def make_qlayer(c: LLMConfig, t: int, S: int, kind: str, scheme: str) -> LayerSpec:
-    """The quantised layer of ``c`` (``scheme`` "w8a8" or "w4a8") for ``t`` new tokens and a cache of ``S``."""
+def make_qlayer(c: LLMConfig, t: int, S: int, kind: str, scheme: str, pack: bool = True) -> LayerSpec:
+    """The quantised layer of ``c`` (``scheme`` "w8a8" or "w4a8") for ``t`` new tokens and a cache of ``S``;
+    ``pack``: W4A8 linears accumulate two outputs a DSP48E2 where their sizes allow (``quant.packs``)."""
     bits = SCHEMES[scheme]
     WT = i8 if bits == 8 else I4
-    lin = make_linear_w8a8 if bits == 8 else make_linear_w4a8
+    lin = make_linear_w8a8 if bits == 8 else functools.partial(make_linear_w4a8, pack=pack)
     H, D, Hq, Hkv, I, NQ, NKV = c.hidden, c.head_dim, c.heads, c.kv_heads, c.intermediate, c.q_dim, c.kv_dim
     window = c.sliding_window if kind != FULL else None
     kv_append = make_kv_append(Hkv, S, D, t)

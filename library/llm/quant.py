@@ -15,6 +15,18 @@ The scheme (symmetric, no zero points):
   refuses sizes that could overflow it).
 * ``y[r, o] = (f32(acc[r, o]) * sx[r]) * sw[o]  (+ b[o])``, evaluated left to right in fp32.
 
+**Two MACs a DSP48E2** (W4A8, an even ``n_out`` and ``n_in <= PACK_MAX_IN``): the
+accumulation packs outputs ``2h`` and ``2h + 1`` into one 48-bit sum, as AMD's
+WP486 packs two int8 multiplies sharing an operand into one DSP48E2:
+``P[h] += (Wq[2h+1, k] * 2**S + Wq[2h, k]) * xq[k]``, the packed weight formed in
+the DSP's 27-bit pre-adder (``|operand| < 2**26`` for S <= 22), the product in its
+27 x 18 multiplier and the sum in its 48-bit post-adder.  ``P[h] = L + H * 2**S``
+exactly, with ``L`` and ``H`` the two outputs' int32 sums; since
+``|L| <= n_in * 127 * 8 < 2**(S - 1)``, ``L`` is ``P[h]`` wrapped to S bits
+(``sd.Int(S)``, sign extension of the low field) and ``H = (P[h] - L) / 2**S``.
+The unpacking is exact integer arithmetic, so the outputs are bit-identical to the
+one-MAC-a-lane kernel's.
+
 What is exact: every step above is an IEEE fp32 operation (division, max, add,
 multiply, int32 -> f32 rounding) or integer arithmetic, so the kernel's
 ``xq``, ``sx``, ``acc`` and ``y`` are bit-identical to a NumPy implementation
@@ -33,6 +45,8 @@ from ._checks import fail, named, sizes
 
 ROUND = 12582912.0  # 1.5 * 2**23: adding and subtracting it rounds an fp32 |v| < 2**22 to an integer, ties to even
 I4 = sd.Int(4)
+I48 = sd.Int(48)  # a DSP48E2's accumulator (its P register)
+PACK_MAX_IN = 2064  # the most inputs whose int4 x int8 sum (|.| <= n_in * 127 * 8) fits the packed low field (S <= 22)
 
 
 def qmax(bits: int) -> int:
@@ -79,12 +93,24 @@ def make_quantize_rows(t: int, n: int):
     return named(quantize_rows, "quantize_rows", t, n)
 
 
-def _quant_linear(name: str, t: int, n_in: int, n_out: int, wbits: int, bias: bool):
+def pack_shift(n_in: int) -> int:
+    """Bits S of the low field of a packed pair: the smallest that holds ``n_in`` int8 x int4 products signed."""
+    return (n_in * 127 * 8).bit_length() + 1
+
+
+def packs(wbits: int, n_in: int, n_out: int) -> bool:
+    """Does a W{wbits}A8 linear of these sizes accumulate two outputs a DSP48E2 (module docstring)?"""
+    return wbits == 4 and n_out % 2 == 0 and n_in <= PACK_MAX_IN
+
+
+def _quant_linear(name: str, t: int, n_in: int, n_out: int, wbits: int, bias: bool, pack: bool = False):
     sizes(name, t=t, n_in=n_in, n_out=n_out)
     if n_in * 127 * qmax(wbits) > 2**31 - 1:
         fail(f"{name}: n_in={n_in} can overflow the int32 accumulator ({n_in} * 127 * {qmax(wbits)} > 2**31 - 1)",
              hint="split the reduction into chunks of at most "
                   f"{(2**31 - 1) // (127 * qmax(wbits))} inputs and add the dequantised partial sums")
+    if pack and packs(wbits, n_in, n_out):
+        return _packed_linear(name, t, n_in, n_out, bias)
     quantize_rows = make_quantize_rows(t, n_in)
     wt = i8 if wbits == 8 else I4
     if bias:
@@ -122,6 +148,53 @@ def _quant_linear(name: str, t: int, n_in: int, n_out: int, wbits: int, bias: bo
     return named(linear_q_nobias, f"linear_w{wbits}a8_nobias", t, n_in, n_out)
 
 
+def _packed_linear(name: str, t: int, n_in: int, n_out: int, bias: bool):
+    """The W4A8 linear with two outputs a DSP48E2 accumulator (module docstring): bit-identical to the unpacked one."""
+    quantize_rows = make_quantize_rows(t, n_in)
+    half = n_out // 2
+    S = pack_shift(n_in)
+    LOW = sd.Int(S)
+    SHIFT = 1 << S
+    if bias:
+
+        @sd.kernel
+        def linear_q(X: f32[t, n_in], Wq: I4[n_out, n_in], sw: f32[n_out], b: f32[n_out]) -> f32[t, n_out]:
+            Y: f32[t, n_out]
+            P: I48[half]  # outputs 2h (low S bits) and 2h + 1 (above) of one row, a DSP48E2 accumulator each
+            Xq, sx = quantize_rows(X)  # its row loop and the one below fuse: a row quantised, then multiplied
+            for i in range(t):  # a row at a time: row i of Y leaves before row i + 1 starts
+                for h in range(half):
+                    P[h] = 0
+                for k, h in sd.grid(n_in, half):  # outputs innermost: lanes over pairs inside one pipeline
+                    P[h] += (sd.cast(Wq[2 * h + 1, k], I48) * SHIFT + sd.cast(Wq[2 * h, k], I48)) * \
+                        sd.cast(Xq[i, k], I48)
+                for h in range(half):  # unpack and dequantise apart: few lanes carry the fp32 multipliers
+                    lo: I48 = sd.cast(sd.cast(P[h], LOW), I48)  # the low field, sign-extended
+                    Y[i, 2 * h] = sd.cast(lo, f32) * sx[i] * sw[2 * h] + b[2 * h]
+                    Y[i, 2 * h + 1] = sd.cast((P[h] - lo) // SHIFT, f32) * sx[i] * sw[2 * h + 1] + b[2 * h + 1]
+            return Y
+
+        return named(linear_q, name, t, n_in, n_out)
+
+    @sd.kernel
+    def linear_q_nobias(X: f32[t, n_in], Wq: I4[n_out, n_in], sw: f32[n_out]) -> f32[t, n_out]:
+        Y: f32[t, n_out]
+        P: I48[half]  # outputs 2h (low S bits) and 2h + 1 (above) of one row, a DSP48E2 accumulator each
+        Xq, sx = quantize_rows(X)  # its row loop and the one below fuse: a row quantised, then multiplied
+        for i in range(t):  # a row at a time: row i of Y leaves before row i + 1 starts
+            for h in range(half):
+                P[h] = 0
+            for k, h in sd.grid(n_in, half):  # outputs innermost: lanes over pairs inside one pipeline
+                P[h] += (sd.cast(Wq[2 * h + 1, k], I48) * SHIFT + sd.cast(Wq[2 * h, k], I48)) * sd.cast(Xq[i, k], I48)
+            for h in range(half):  # unpack and dequantise apart: few lanes carry the fp32 multipliers
+                lo: I48 = sd.cast(sd.cast(P[h], LOW), I48)  # the low field, sign-extended
+                Y[i, 2 * h] = sd.cast(lo, f32) * sx[i] * sw[2 * h]
+                Y[i, 2 * h + 1] = sd.cast((P[h] - lo) // SHIFT, f32) * sx[i] * sw[2 * h + 1]
+        return Y
+
+    return named(linear_q_nobias, name + "_nobias", t, n_in, n_out)
+
+
 def make_linear_w8a8(t: int, n_in: int, n_out: int, bias: bool = False):
     """W8A8 linear: X f32[t, n_in], Wq i8[n_out, n_in], sw f32[n_out] (+ b f32[n_out]) -> f32[t, n_out].
 
@@ -130,6 +203,12 @@ def make_linear_w8a8(t: int, n_in: int, n_out: int, bias: bool = False):
     return _quant_linear("linear_w8a8", t, n_in, n_out, 8, bias)
 
 
-def make_linear_w4a8(t: int, n_in: int, n_out: int, bias: bool = False):
-    """W4A8 linear: like :func:`make_linear_w8a8` with Wq ``sd.Int(4)[n_out, n_in]`` (int8 arrays holding -7..7)."""
-    return _quant_linear("linear_w4a8", t, n_in, n_out, 4, bias)
+def make_linear_w4a8(t: int, n_in: int, n_out: int, bias: bool = False, pack: bool = True):
+    """W4A8 linear: like :func:`make_linear_w8a8` with Wq ``sd.Int(4)[n_out, n_in]`` (int8 arrays holding -7..7).
+
+    ``pack``: accumulate two outputs a DSP48E2 where the sizes allow it (:func:`packs`); the same bits either
+    way.  Packed, its multiplies belong in DSPs (in LUTs a packed pair costs more than two plain int8 x int4
+    lanes), so a design short of DSPs but not of LUTs may be faster unpacked."""
+    if not isinstance(pack, bool):
+        fail(f"linear_w4a8: pack must be True or False, got {pack!r}", hint="pack=False keeps one MAC a lane")
+    return _quant_linear("linear_w4a8", t, n_in, n_out, 4, bias, pack)

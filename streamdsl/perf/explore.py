@@ -317,13 +317,13 @@ def fuse_row_loops(s: Schedule) -> int:
 
 
 def bind_narrow_muls(s: Schedule) -> int:
-    """Bind the narrow integer multiplies (operands of at most 10 bits, which Vitis builds in LUTs) of every
-    pipeline to DSPs (``bind_op``): a DSP48E2 per MAC lane instead of ~64 LUTs and their flip-flops, for a
-    board whose LUTs run out first.  Returns the loops bound."""
+    """Bind the narrow integer multiplies (an operand of at most 10 bits, which Vitis builds in LUTs) of every
+    pipeline to DSPs (``bind_op``): a DSP48E2 per MAC lane (or per packed pair of MACs, ``quant.packs``)
+    instead of ~64 LUTs and their flip-flops, for a board whose LUTs run out first.  Returns the loops bound."""
     done = 0
     for lp, _ in list(_loops_with_parents(s.ir.body)):
         if "pipeline" in lp.attrs and "bind_mul" not in lp.attrs and any(
-                is_var_mul(n) and max(narrow_bits(n.lhs), narrow_bits(n.rhs)) <= 10
+                is_var_mul(n) and min(narrow_bits(n.lhs), narrow_bits(n.rhs)) <= 10
                 for b in lp.body for n in walk(b)):
             s.bind_op(s.loop(lp.var), "mul", "dsp")
             done += 1

@@ -21,12 +21,12 @@ from streamdsl.library.llm.quant import I4, make_linear_w4a8, quantize_weights
 from streamdsl.perf.explore import apply_recipe
 from streamdsl.perf.model import model_design
 
-up = make_linear_w4a8(1, 64, 128, bias=True)
-down = make_linear_w4a8(1, 128, 64, bias=True)
+up = make_linear_w4a8(1, 64, 256, bias=True)  # two outputs a DSP: 128 pairs, lanes over 16 of them
+down = make_linear_w4a8(1, 256, 64, bias=True)
 
 
 @sd.dataflow
-def mlp(x: f32[1, 64], w1: I4[128, 64], s1: f32[128], b1: f32[128], w2: I4[64, 128], s2: f32[64],
+def mlp(x: f32[1, 64], w1: I4[256, 64], s1: f32[256], b1: f32[256], w2: I4[64, 256], s2: f32[64],
         b2: f32[64]) -> f32[1, 64]:
     h = up(x, w1, s1, b1)
     y = down(h, w2, s2, b2)
@@ -35,9 +35,9 @@ def mlp(x: f32[1, 64], w1: I4[128, 64], s1: f32[128], b1: f32[128], w2: I4[64, 1
 
 def _args():
     rng = np.random.default_rng(3)
-    w1, s1 = quantize_weights(rng.standard_normal((128, 64)).astype(np.float32), 4)
-    w2, s2 = quantize_weights(rng.standard_normal((64, 128)).astype(np.float32), 4)
-    return (rng.standard_normal((1, 64)).astype(np.float32), w1, s1, rng.standard_normal(128).astype(np.float32),
+    w1, s1 = quantize_weights(rng.standard_normal((256, 64)).astype(np.float32), 4)
+    w2, s2 = quantize_weights(rng.standard_normal((64, 256)).astype(np.float32), 4)
+    return (rng.standard_normal((1, 64)).astype(np.float32), w1, s1, rng.standard_normal(256).astype(np.float32),
             w2, s2, rng.standard_normal(64).astype(np.float32))
 
 
@@ -58,14 +58,14 @@ def design(bundle=True):
 def test_weights_stream_a_column_block_an_iteration_through_a_window():
     g, streamed, _ = design(bundle=False)
     assert streamed == ["w1", "w2"]
-    lay = g.layout("w1", "linear_w4a8_1x64x128")
-    assert lay.element == (16, 1) and lay.num_tokens == 128 * 64 // 16  # what one iteration's 16 lanes read
-    tables = g.lowered().nodes["linear_w4a8_1x64x128"].tables
+    lay = g.layout("w1", "linear_w4a8_1x64x256")
+    assert lay.element == (32, 1) and lay.num_tokens == 256 * 64 // 32  # what one iteration's 16 lanes (pairs) read
+    tables = g.lowered().nodes["linear_w4a8_1x64x256"].tables
     assert "Wq" in tables.windows
     assert max(tables.bursts("Wq")) == 1 and not tables.buffered("Wq")  # a token a step, never the whole matrix
     src = g.build().source
-    assert "Wq[16][1];" in src                                             # CHECK: the one-token window
-    assert "if (moved_w1 < need_task_linear_w4a8_1x64x128_w1[step]) {" in src  # CHECK: the read inside the pipeline
+    assert "Wq[32][1];" in src                                             # CHECK: the one-token window
+    assert "if (moved_w1 < need_task_linear_w4a8_1x64x256_w1[step]) {" in src  # CHECK: the read inside the pipeline
     np.testing.assert_array_equal(g.build().csim(*_args()), mlp(*_args()))
 
 

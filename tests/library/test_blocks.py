@@ -227,6 +227,45 @@ def test_w4a8_weights_wrap_at_4_bits():
     np.testing.assert_allclose(got, [[-7.0]], rtol=1e-6)
 
 
+
+def _packed(k) -> bool:
+    return "alloc P: i48" in str(k.ir)  # the pairs' 48-bit DSP accumulators
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_w4a8_packs_two_outputs_a_dsp_and_stays_bit_exact_at_the_extremes(bias):
+    # the largest reduction the packed low field holds, every weight at -8 or 7 and every activation at +-127:
+    # the sums reach +-n_in * 127 * 8, the edge of the low field, and unpack exactly
+    from streamdsl.library.llm.quant import PACK_MAX_IN, pack_shift
+
+    n_in, n_out = PACK_MAX_IN, 6
+    assert PACK_MAX_IN * 127 * 8 < 2 ** (pack_shift(PACK_MAX_IN) - 1) and pack_shift(PACK_MAX_IN) <= 22
+    k = blocks.make_linear_w4a8(2, n_in, n_out, bias=bias)
+    assert _packed(k)
+    Wq = np.full((n_out, n_in), -8, np.int8)
+    Wq[1::2] = 7
+    x = np.full((2, n_in), 3.0, np.float32)
+    x[1, :] = -1.5
+    x[1, 0] = 1.5
+    sw, b = np.full(n_out, 0.25, np.float32), np.arange(n_out, dtype=np.float32)
+    args = (x, Wq, sw, b) if bias else (x, Wq, sw)
+    want = ref.linear_quant(x, Wq, sw, b if bias else None)
+    acc = ref.int_matmul(ref.quantize_rows(x)[0], Wq)
+    assert acc.min() == -n_in * 127 * 8 and acc.max() == (n_in - 2) * 127 * 8  # at the low field's edges
+    np.testing.assert_array_equal(k(*args), want)
+    if shutil.which("g++"):
+        np.testing.assert_array_equal(sd.schedule(k).build("hls").csim(*args), want)
+
+
+def test_w4a8_packs_only_what_the_low_field_and_pairs_allow():
+    from streamdsl.library.llm.quant import PACK_MAX_IN
+
+    assert _packed(blocks.make_linear_w4a8(1, 8, 4))
+    assert not _packed(blocks.make_linear_w4a8(1, 8, 5))                # an odd output count has no pairs
+    assert not _packed(blocks.make_linear_w4a8(1, PACK_MAX_IN + 1, 4))  # the low field would overflow
+    assert not _packed(blocks.make_linear_w8a8(1, 8, 4))                # int8 x int8 products do not pack
+
+
 # ------------------------------------------------------------------------ rope
 @pytest.mark.parametrize("heads,t,d", [(1, 1, 2), (3, 5, 8)])
 def test_rope(heads, t, d):
