@@ -156,6 +156,26 @@ def test_llm_perf_tiny():
         assert a in text
 
 
+def test_llm_perf_keeps_the_faster_of_packed_and_plain_w4a8_linears():
+    from streamdsl.library.llm.config import LLMError, tiny
+    from streamdsl.library.llm.models import model
+    from streamdsl.library.llm.perf import W4A8, llm_perf
+
+    c = tiny("gpt2")
+    packed = llm_perf(model(c, max_len=8, quant="w4a8"), "u55c", prompt=4, gen=4, bits=W4A8)
+    plain = llm_perf(model(c, max_len=8, quant="w4a8", pack=False), "u55c", prompt=4, gen=4, bits=W4A8)
+    assert packed.pack and not plain.pack  # an LLM is modeled as it is built
+    # the packed layer's linears hold 48-bit pair accumulators; the plain one's int32 accumulators
+    kinds = {lp.decode.schedule.kernel_ir(n).name: str(lp.decode.schedule.kernel_ir(n))
+             for lp in packed.layers for n in lp.decode.schedule.graph.tasks}
+    assert any("alloc P: i48" in ir for n, ir in kinds.items() if n.startswith("linear_w4a8"))
+    best = llm_perf(c, "u55c", prompt=4, gen=4, bits=W4A8)  # a config: both modeled, the lower latency kept
+    assert best.latency_s == min(packed.latency_s, plain.latency_s) and best.pack == (best.latency_s == packed.latency_s)
+    assert ("two outputs a DSP48E2" if best.pack else "one MAC a lane") in best.report()
+    with pytest.raises(LLMError, match="pack must be True or False"):
+        model(c, quant="w4a8", pack="yes")
+
+
 def test_llm_perf_prefill_in_chunks():
     from streamdsl.library.llm.config import tiny
     from streamdsl.library.llm.perf import W4A8, llm_perf
