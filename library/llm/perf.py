@@ -57,7 +57,7 @@ def _map_config(cfg: Config, src_fn, dst_fn) -> Config:
     src, dst = list(src_fn.graph.tasks), list(dst_fn.graph.tasks)
     pos = {n: i for i, n in enumerate(src)}
     return dataclasses.replace(cfg, unroll=tuple((dst[pos[n]], u) for n, u in cfg.unroll),
-                               dsp=tuple(dst[pos[n]] for n in cfg.dsp))
+                               dsp=tuple(dst[pos[n]] for n in cfg.dsp), fabric=tuple(dst[pos[n]] for n in cfg.fabric))
 
 
 def layer_macs(c: LLMConfig, context: int) -> int:
@@ -221,8 +221,8 @@ class LLMPerf:
                        "one SLR): " + ", ".join(f"{r.upper()} {v:.0%}" for r, v in use.items()) + "; an int8 x int4 "
                        "MAC lane is ~64 LUTs and 128 FFs in fabric; bound to DSPs, a W4A8 linear with at most "
                        "2064 inputs packs two outputs a DSP48E2 (quant.packs), a wider one (a down projection) "
-                       "takes a DSP a MAC; fp32 adds and multiplies of norms, attention and dequantisation take "
-                       "2 and 3 DSPs each")
+                       "takes a DSP a MAC; fp32 adds of norms, attention and dequantisation take 2 DSPs each, or "
+                       "~430 LUTs when the explorer moves a kernel's adds to LUTs, and fp32 multiplies 3 DSPs")
             red = [x for x in slow if x.name.split("_")[0] in ("layernorm", "rmsnorm", "attention")]
             kv = [n for n in d.nodes.values() if n.kind == "task" and n.name.startswith("kv_append")]
             if kv:

@@ -34,6 +34,30 @@ def is_var_mul(e) -> bool:
             and not isinstance(e.lhs, Const) and not isinstance(e.rhs, Const))
 
 
+BIND_IMPL = {  # bind_op: the operator classes a loop can bind, and the implementations Vitis offers for each
+    "mul": ("dsp", "fabric"),  # integer multiplies of two values (UG1399 bind_op: mul)
+    "fadd": ("fabric", "fulldsp"),  # float adds and subtracts (fadd, fsub)
+    "fmul": ("fabric", "fulldsp"),  # float multiplies (fmul)
+}
+
+
+def bind_class(e) -> str | None:
+    """The ``bind_op`` class of an expression node: ``mul`` (an integer multiply of two values), ``fadd`` (a
+    float add or subtract), ``fmul`` (a float multiply), or None."""
+    if not isinstance(e, BinOp):
+        return None
+    if is_var_mul(e):
+        return "mul"
+    if isinstance(e.dtype, FloatType):
+        return "fadd" if e.op in ("add", "sub") else "fmul" if e.op == "mul" else None
+    return None
+
+
+def loop_binds(attrs) -> dict[str, str]:
+    """The bindings a loop's attrs set: ``{"mul": "dsp", "fadd": "fabric"}`` from ``bind_mul`` / ``bind_fadd`` ..."""
+    return {op: attrs.get("bind_" + op) for op in BIND_IMPL if "bind_" + op in attrs}
+
+
 def affine(e: Expr) -> dict | None:
     """``e`` as {var: coeff, None: const} over integer vars, or None if not affine."""
     if isinstance(e, Const) and isinstance(e.value, int):

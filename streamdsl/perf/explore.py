@@ -63,11 +63,10 @@ from ..dataflow.order import bundle_in_need_order, stream_in_read_order
 from ..errors import ScheduleError, StreamDSLError, caller_loc
 from ..progress import bar
 from ..ir.bounds import loop_trips
-from ..ir.deps import affine, carried_accumulations
+from ..ir.deps import affine, bind_class, carried_accumulations, is_var_mul
 from ..dataflow.layout import dtype_bits
 from ..ir.nodes import Alloc, CallKernel, Const, For, If, Load, Store, walk
 from ..types import FloatType
-from ..ir.deps import is_var_mul
 from ..schedule.cost import BOARD_BUDGET, alloc_banks, estimate, lane_cost, narrow_bits
 from ..schedule.schedule import Schedule, apply_cached
 from .boards import RESOURCES, board as get_board
@@ -330,6 +329,19 @@ def bind_narrow_muls(s: Schedule) -> int:
     return done
 
 
+def bind_float_adds(s: Schedule) -> int:
+    """Bind the float adds and subtracts of every pipeline to LUTs (``bind_op(loop, "fadd", "fabric")``): an fp32
+    add in ~430 LUTs instead of 2 DSPs and ~220 LUTs, for a board whose DSPs run out first (the norms',
+    attention's and dequantisations' sums beside MAC lanes in DSPs).  Returns the loops bound."""
+    done = 0
+    for lp, _ in list(_loops_with_parents(s.ir.body)):
+        if "pipeline" in lp.attrs and "bind_fadd" not in lp.attrs and any(
+                bind_class(n) == "fadd" for b in lp.body for n in walk(b)):
+            s.bind_op(s.loop(lp.var), "fadd", "fabric")
+            done += 1
+    return done
+
+
 def bind_large_locals(s: Schedule) -> None:
     """Bind local arrays whose banks are over 64 KiB each to URAM (288 Kb blocks), as the design model binds
     FIFOs by size (a finely partitioned array's small banks stay BRAM or distributed RAM)."""
@@ -341,7 +353,7 @@ def bind_large_locals(s: Schedule) -> None:
 
 
 _RECIPES: OrderedDict = OrderedDict()  # (kernel IR, reorder, u) -> (kernel IR, scheduled IR, steps, lanes)
-_ESTIMATES: dict = {}  # (kernel IR, reorder, u, dsp, board, clock) -> (cycles, resources, lanes) or None
+_ESTIMATES: dict = {}  # (kernel IR, reorder, u, moves, board, clock) -> (cycles, resources, lanes) or None
 _SCHEDULED: dict = {}  # scheduled IR -> the first equal object (recipes that give equal IRs give one object)
 _RECIPES_KEPT = 4096
 
@@ -381,6 +393,9 @@ def _recipe(s: Schedule, reorder: bool, u: int) -> int:
     return got
 
 
+MOVES = ("dsp", "fabric")  # a kernel's narrow multiplies to DSPs; its float adds to LUTs (bind_float_adds)
+
+
 def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict, cap_u: int):
     """Unroll factors for a layer whose kernels run one after another (a one-token layer: each needs its
     producer's whole row), where the sum of the kernels' cycles is the latency, not the slowest kernel's.
@@ -388,17 +403,18 @@ def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict,
     Repeatedly take the step (a kernel's factor times 2 .. 64, up to the second factor that gains) that saves
     the most cycles per share of the board it adds (the largest of its DSP/LUT/FF fractions), while the board
     holds it: a residual add widened 16 lanes for a few hundred LUTs before a linear's thousandth MAC lane.
-    A step may also move the kernel's narrow multiplies to DSPs (``est(task, factor, True)``, None when it
-    has none), which is what widens the MAC lanes once the LUTs run out.  Returns ``(sum of factors,
-    factors, why, tasks with multiplies in DSPs)``, or None when no step fits."""
+    A step may also move a kernel's operators (``est(task, factor, moves)``, ``moves`` a subset of
+    :data:`MOVES`; None when the kernel has nothing to move): its narrow multiplies to DSPs, which widens the
+    MAC lanes once the LUTs run out, or its float adds to LUTs, which frees DSPs once they run out.  Returns
+    ``(sum of factors, factors, why, {move: tasks moved})``, or None when no step fits."""
     u = {tk: 1 for tk in tasks}
-    dsp = {tk: False for tk in tasks}
+    moved = {tk: frozenset() for tk in tasks}
     cur = dict(start)
     steps = 0
     while True:
         best = None
         for tk in tasks:
-            for variant in (dsp[tk], not dsp[tk]):  # as bound now, and with its multiplies moved
+            for variant in [moved[tk]] + [moved[tk] ^ {m} for m in MOVES]:  # as bound now, and one move more/less
                 gained = 0
                 for mult in (2, 4, 8, 16, 32, 64):  # past a plateau (lanes come in whole rows of a vectorised loop)
                     nu = u[tk] * mult
@@ -406,7 +422,7 @@ def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict,
                         break
                     new = est(tk, nu, variant)
                     if new is None:
-                        break  # no multiplies to move: no such variant
+                        break  # nothing to move: no such variant
                     if new[0] >= cur[tk][0]:  # a plateau: lanes of one nest are saturated, another's not yet due
                         continue
                     gained += 1
@@ -415,44 +431,48 @@ def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict,
                     trial = dict(cur)
                     trial[tk] = new
                     if any(v > limit[r] for r, v in used(trial).items()):
-                        continue  # a wider step may move more multiplies off the full resource
+                        continue  # a wider step may move more operators off the full resource
                     share = max(max(0, new[1].get(r, 0) - cur[tk][1].get(r, 0)) / max(limit[r], 1.0) for r in limit)
                     score = (cur[tk][0] - new[0]) / max(share, 1e-9)
                     if best is None or score > best[0]:
                         best = (score, tk, nu, variant, new)
-        if best is None:  # nothing widens: move a kernel's multiplies to DSPs where that frees the most
-            best = _move_to_dsp(tasks, u, dsp, cur, est, used, limit, slr_limit)
+        if best is None:  # nothing widens: move a kernel's operators where that frees the most of a full resource
+            best = _move_operators(tasks, u, moved, cur, est, used, limit, slr_limit)
             if best is None:
                 break
         _, tk, nu, variant, new = best
-        u[tk], dsp[tk], cur[tk] = nu, variant, new
+        u[tk], moved[tk], cur[tk] = nu, variant, new
         steps += 1
     if not steps:
         return None
     total = sum(cur[tk][0] for tk in tasks)
-    moved = sorted(tk for tk in tasks if dsp[tk])
+    by_move = {m: tuple(sorted(tk for tk in tasks if m in moved[tk])) for m in MOVES}
     return (sum(u.values()), u, f"by gain: most cycles saved per board share, {steps} steps; kernel cycles sum to "
-            f"{total}" + (f"; multiplies of {len(moved)} kernel(s) in DSPs" if moved else ""), tuple(moved))
+            f"{total}" + (f"; multiplies of {len(by_move['dsp'])} kernel(s) in DSPs" if by_move["dsp"] else "")
+            + (f"; float adds of {len(by_move['fabric'])} kernel(s) in LUTs" if by_move["fabric"] else ""), by_move)
 
 
-def _move_to_dsp(tasks, u, dsp, cur, est, used, limit, slr_limit):
-    """The kernel whose multiplies, moved to DSPs at its factor, free the most LUT/FF share per DSP share
-    (that room then widens the others), as a step ``(0, task, factor, True, estimate)``; None if none fits."""
+def _move_operators(tasks, u, moved, cur, est, used, limit, slr_limit):
+    """The kernel and move (:data:`MOVES`) at its factor that frees the most share of one resource per share
+    of another it takes (multiplies to DSPs free LUTs/FFs, float adds to LUTs free DSPs; that room then widens
+    the others), as a step ``(0, task, factor, moves, estimate)``; None if none fits."""
     best = None
     for tk in tasks:
-        if dsp[tk]:
-            continue
-        new = est(tk, u[tk], True)
-        if new is None or any(new[1].get(r, 0) > slr_limit[r] for r in slr_limit):
-            continue
-        trial = dict(cur)
-        trial[tk] = new
-        if any(v > limit[r] for r, v in used(trial).items()):
-            continue
-        freed = max((cur[tk][1].get(r, 0) - new[1].get(r, 0)) / limit[r] for r in ("lut", "ff"))
-        cost = max(0, new[1].get("dsp", 0) - cur[tk][1].get("dsp", 0)) / limit["dsp"]
-        if freed > 0 and (best is None or freed / max(cost, 1e-9) > best[0]):
-            best = (freed / max(cost, 1e-9), tk, u[tk], True, new)
+        for m in MOVES:
+            if m in moved[tk]:
+                continue
+            new = est(tk, u[tk], moved[tk] | {m})
+            if new is None or any(new[1].get(r, 0) > slr_limit[r] for r in slr_limit):
+                continue
+            trial = dict(cur)
+            trial[tk] = new
+            if any(v > limit[r] for r, v in used(trial).items()):
+                continue
+            delta = {r: (new[1].get(r, 0) - cur[tk][1].get(r, 0)) / max(limit[r], 1.0) for r in limit}
+            freed = max(-d for d in delta.values())
+            cost = max(0.0, max(delta.values()))
+            if freed > 0 and (best is None or freed / max(cost, 1e-9) > best[0]):
+                best = (freed / max(cost, 1e-9), tk, u[tk], moved[tk] | {m}, new)
     return None if best is None else (0,) + best[1:]
 
 
@@ -465,6 +485,7 @@ class Config:
     fusion: str = "all"  # "all" | "greedy" | "none"
     prefetch: float = 0  # weight FIFOs deep enough for their DMAs to run ahead of the kernels (1), or a fraction
     dsp: tuple[str, ...] = ()  # tasks whose narrow multiplies are bound to DSPs (bind_narrow_muls)
+    fabric: tuple[str, ...] = ()  # tasks whose float adds are bound to LUTs (bind_float_adds)
     bundle: bool = True  # the layer's inputs read by one DMA process in need order (order.bundle_in_need_order)
 
     def factor(self, task: str) -> int:
@@ -482,6 +503,8 @@ def build_design(fn: DataflowFunction, cfg: Config, base: DataflowSchedule | Non
         apply_recipe(g.schedule(t), cfg.reorder, cfg.factor(t.name))
         if t.name in cfg.dsp:
             apply_cached(g.schedule(t), "bind_narrow_muls", bind_narrow_muls)
+        if t.name in cfg.fabric:
+            apply_cached(g.schedule(t), "bind_float_adds", bind_float_adds)
     for e in g.edges():
         node = g.graph.edges[e.name]
         if base is not None and not cfg.tile:
@@ -609,17 +632,20 @@ def _target(target, t: int, kind):
                        caller_loc(), hint="sd.explore(sd.schedule(my_dataflow)) or sd.explore(llm_model)")
 
 
+_BINDERS = {"dsp": bind_narrow_muls, "fabric": bind_float_adds}  # MOVES -> the schedule step that makes it
+
+
 def _kernel_est(fn: DataflowFunction, task: str, reorder: bool, u: int, board_name: str, clock: float, cache: dict,
-                dsp: bool = False):
-    key = (task, reorder, u, dsp)
+                moves: frozenset = frozenset()):
+    key = (task, reorder, u, moves)
     if key not in cache:
         kernel = fn.graph.kernel(task)
-        by_value = (kernel, reorder, u, dsp, board_name, clock)  # layers of two attention kinds share kernels
+        by_value = (kernel, reorder, u, moves, board_name, clock)  # layers of two attention kinds share kernels
         if by_value not in _ESTIMATES:
             s = Schedule(kernel)
             got = apply_recipe(s, reorder, u)
-            if dsp and not bind_narrow_muls(s):
-                _ESTIMATES[by_value] = None  # nothing to bind: no DSP variant of this kernel
+            if not all(_BINDERS[m](s) for m in sorted(moves)):
+                _ESTIMATES[by_value] = None  # nothing to bind: no such variant of this kernel
             else:
                 rep = estimate(s.ir, board_name if board_name in BOARD_BUDGET else "u55c", clock)
                 _ESTIMATES[by_value] = (int(rep.cycles), dict(rep.resources), got)
@@ -781,20 +807,37 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
         slow = max(tasks, key=lambda x: cur[x][0])
         snap_cfgs.append((total_u, dict(u), (full + "; " if full else "every kernel saturated; ") +
                           f"slowest {slow} ({cur[slow][0]} cycles)"))
-    picks = [p + ((),) for p in (snap_cfgs[-checkpoints:] if len(snap_cfgs) > checkpoints else snap_cfgs)]
+    none = {m: () for m in MOVES}
+    picks = [p + (none,) for p in (snap_cfgs[-checkpoints:] if len(snap_cfgs) > checkpoints else snap_cfgs)]
     gain = _unroll_by_gain(tasks, cur0, lambda tk, f, d: _kernel_est(fn, tk, base_cfg.reorder, f, b.name, clock, est, d),
                            used, limit, slr_limit, cap_u)
-    if gain is not None and (gain[1], gain[3]) != (picks[-1][1], ()):
+    if gain is not None and (gain[1], gain[3]) != (picks[-1][1], none):
         picks = picks + [gain]
     best = start
-    for tot_u, uu, why, moved in picks:
+
+    def try_pick(tot_u, uu, why, moved, label_extra=""):
+        nonlocal best
         cfg = Config(base_cfg.tile, base_cfg.reorder, tuple(sorted((k, v) for k, v in uu.items() if v > 1)), "all",
-                     dsp=moved)
-        label = f"unroll sum {tot_u}" + (" by gain" if why.startswith("by gain") else "")
+                     dsp=moved["dsp"], fabric=moved["fabric"])
+        label = f"unroll sum {tot_u}" + (" by gain" if why.startswith("by gain") else "") + label_extra
         r = ev(fn, cfg, b, clock, bits, default_g, label, "tiling", why)
         tried.append(r)
         if r.perf is not None and r.perf.fits and (not best.perf.fits or r.perf.cycles < best.perf.cycles):
             best = r
+        return r
+
+    for pick in picks:
+        r = try_pick(*pick)
+    share = 1.0
+    while gain is not None and r.perf is not None and not r.perf.fits and share > 0.85:
+        # the board's totals hold it but its kernels do not pack onto the SLRs: the same allocation under a
+        # tighter cap, twice at most (each kernel's estimates are remembered)
+        share -= 0.05
+        gain = _unroll_by_gain(tasks, cur0, lambda tk, f, d: _kernel_est(fn, tk, base_cfg.reorder, f, b.name, clock,
+                                                                          est, d),
+                               used, {k: v * share for k, v in limit.items()}, slr_limit, cap_u)
+        if gain is not None:
+            r = try_pick(*gain, label_extra=f" at {share * util:.0%}")
     if fusion:
         for mode in ("greedy", "none"):
             cfg = dataclasses.replace(best.cfg, fusion=mode)

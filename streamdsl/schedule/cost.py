@@ -43,7 +43,8 @@ These are model estimates, not Vitis HLS reports.  The model:
   Vitis narrows it), or, inside a loop bound by ``bind_op`` to DSPs, one
   DSP48E2 per 27 x 18 with the add of its product in the DSP's post-adder and an add forming one
   of its operands in the pre-adder (a packed pair of int4 weights, ``w1 * 2**S + w0``: its width is
-  that of its value range); address arithmetic is charged once per access, not per
+  that of its value range); a float add, subtract or multiply inside a loop bound by ``bind_op``
+  ``fadd``/``fmul`` to ``fabric`` takes LUTs only (:data:`COST`, ``*_fabric``); address arithmetic is charged once per access, not per
   unrolled copy (the copies differ by constant offsets, which partitioning
   turns into bank wiring);
   local arrays take BRAM18K blocks (or URAM, or LUTs / registers when bound so),
@@ -57,7 +58,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..ir.bounds import Ranges
-from ..ir.deps import carried_accumulations, is_var_mul, names_in
+from ..ir.deps import bind_class, carried_accumulations, is_var_mul, loop_binds, names_in
 from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Select, Store, UnaryOp, Var, walk,
 )
@@ -70,16 +71,19 @@ BOARD_BUDGET = {  # DSP, BRAM18K, URAM, LUT, FF per device (AMD data sheets DS96
 }
 
 LATENCY = {  # cycles at 250 MHz
-    "f": {"add": 4, "sub": 4, "mul": 3, "div": 12, "exp": 8, "log": 10, "sqrt": 12, "rsqrt": 12, "tanh": 20,
+    "f": {"add": 4, "sub": 4, "mul": 3, "add_fabric": 4, "sub_fabric": 4, "mul_fabric": 4, "div": 12, "exp": 8, "log": 10, "sqrt": 12, "rsqrt": 12, "tanh": 20,
           "erf": 20, "sin": 16, "cos": 16, "sigmoid": 22, "pow": 30, "max": 1, "min": 1, "abs": 0, "neg": 0,
           "cmp": 1, "cast": 3},
     "i": {"add": 1, "sub": 1, "mul": 2, "mul_dsp": 3, "mul_fabric": 2, "add_dsp": 0, "floordiv": 20, "mod": 20, "div": 12, "cmp": 1, "cast": 0,
           "shift": 0},
 }
-COST = {  # (DSP, LUT) per operator; abs and neg of a float are sign-bit wiring (no logic)
+COST = {  # (DSP, LUT) per operator; abs and neg of a float are sign-bit wiring (no logic); "_fabric": bound to LUTs
+    # only (bind_op fadd/fmul impl=fabric; AMD PG060's logic-only add and multiply are a few hundred LUTs each)
     "f32": {"abs": (0, 0), "neg": (0, 0), "add": (2, 220), "sub": (2, 220), "mul": (3, 90), "div": (0, 800), "exp": (7, 700), "log": (6, 900),
-            "sqrt": (0, 500), "rsqrt": (0, 600), "tanh": (8, 1800), "erf": (8, 1800), "cast": (0, 250)},
-    "f64": {"abs": (0, 0), "neg": (0, 0), "add": (3, 700), "sub": (3, 700), "mul": (11, 200), "div": (0, 3200), "exp": (26, 2000)},
+            "sqrt": (0, 500), "rsqrt": (0, 600), "tanh": (8, 1800), "erf": (8, 1800), "cast": (0, 250),
+            "add_fabric": (0, 430), "sub_fabric": (0, 430), "mul_fabric": (0, 700)},
+    "f64": {"abs": (0, 0), "neg": (0, 0), "add": (3, 700), "sub": (3, 700), "mul": (11, 200), "div": (0, 3200), "exp": (26, 2000),
+            "add_fabric": (0, 1000), "sub_fabric": (0, 1000), "mul_fabric": (0, 2600)},
 }
 AUTO_PIPELINE_TRIPS = 64
 BRAM_BITS = 18 * 1024
@@ -179,7 +183,7 @@ class _Model:
         self.k, self.clock = k, clock
         self.res = dict(dsp=0, bram=0, uram=0, lut=0, ff=0)
         self.loops: list[LoopEstimate] = []
-        self.bind: list[str] = []  # bind_op impls of the loops around (innermost last)
+        self.bind: list[dict[str, str]] = []  # bind_op classes -> impls of the loops around (innermost last)
         self.preadd: set[int] = set()  # ids of adds that feed a DSP multiplier (its pre-adder)
         self.ranges = Ranges()  # integer scalars' intervals, for loops with expression bounds
         self.banks = {p.name: 1 for p in k.params}
@@ -211,15 +215,17 @@ class _Model:
                 name = "shift"  # a fused loop's indices (f // 2, f % 2): wiring
             elif name == "mul" and _class(t) == "i":
                 widths = (narrow_bits(kids[0]), narrow_bits(kids[1]))
-                if self.bind:
-                    name = "mul_" + self.bind[-1]
+                if self.bound("mul"):
+                    name = "mul_" + self.bound("mul")
                 if name == "mul_dsp":  # the DSP48E2's pre-adder forms one operand (a packed pair of weights)
                     pre = next((c for c in kids if isinstance(c, BinOp) and c.op in ("add", "sub")), None)
                     if pre is not None:
                         self.preadd.add(id(pre))
-            elif name in ("add", "sub") and _class(t) == "i" and self.bind[-1:] == ["dsp"] and (
+            elif name in ("add", "sub") and _class(t) == "i" and self.bound("mul") == "dsp" and (
                     id(e) in self.preadd or any(is_var_mul(c) for c in kids)):
                 name = "add_dsp"  # the pre-adder before the multiplier, or the post-adder after it
+            elif self.bind and self.bound(bind_class(e)) == "fabric" and _class(t) == "f":
+                name += "_fabric"  # a float add or multiply in LUTs only
             ops.append((name, t, widths))
             return op_latency(name, t, self.clock) + max(self.expr(c, ops) for c in kids)
         if isinstance(e, Cast):
@@ -233,6 +239,10 @@ class _Model:
         if isinstance(e, Select):
             return 1 + max(self.expr(x, ops) for x in (e.cond, e.then, e.orelse))
         return 0
+
+    def bound(self, cls: str | None) -> str | None:
+        """The implementation the innermost loop binding ``cls`` (a ``bind_class``) asks for, or None."""
+        return next((b[cls] for b in reversed(self.bind) if cls in b), None) if cls else None
 
     def _charge(self, ops: list, copies: int) -> None:
         for name, t, widths in ops:
@@ -274,9 +284,10 @@ class _Model:
         return 0
 
     def loop(self, s: For, copies: int, unrolled: bool) -> int:
-        bound = "bind_mul" in s.attrs
+        binds = loop_binds(s.attrs)
+        bound = bool(binds)
         if bound:
-            self.bind.append(s.attrs.get("bind_mul"))
+            self.bind.append(binds)
         try:
             return self._loop(s, copies, unrolled)
         finally:

@@ -8,7 +8,7 @@ located :class:`streamdsl.ScheduleError` that shows the offending loop.
 from __future__ import annotations
 
 from ..ir import build as B
-from ..ir.deps import accumulation, affine, classify, is_var_mul, names_in
+from ..ir.deps import BIND_IMPL, accumulation, affine, bind_class, classify, names_in
 from ..ir.nodes import (
     Alloc, Assign, Attrs, CallKernel, Const, Decl, For, If, Kernel, Load, Ref, Return, Store, TensorType, Var, walk,
 )
@@ -286,22 +286,30 @@ def unroll(k: Kernel, var: str, factor: int | None = None) -> Kernel:
     return set_loop_attr(k, var, "unroll", factor)
 
 
-MUL_IMPL = ("dsp", "fabric")
+WHAT = {"mul": "integer multiply of two values", "fadd": "float add or subtract", "fmul": "float multiply"}
 
 
 def bind_op(k: Kernel, var: str, op: str = "mul", impl: str = "dsp") -> Kernel:
-    """``#pragma HLS bind_op``: every integer multiply of two values inside loop ``var`` in DSPs or in LUTs
-    (``fabric``).  Vitis puts a multiply as narrow as int8 x int4 in LUTs on its own; bound to a DSP48E2
-    (27 x 18) it takes one, and the add of its product into an accumulation goes in the DSP's post-adder."""
-    if op != "mul":
-        raise Refusal(f"bind_op binds multiplies (op='mul'), got op={op!r}", hint="s.bind_op(loop, 'mul', 'dsp')")
-    if impl not in MUL_IMPL:
-        raise Refusal(f"impl must be one of {', '.join(MUL_IMPL)}, got {impl!r}", hint="s.bind_op(loop, 'mul', 'dsp')")
+    """``#pragma HLS bind_op`` on every operator of one class inside loop ``var``:
+
+    * ``op="mul"``, ``impl="dsp" | "fabric"``: integer multiplies of two values.  Vitis puts a multiply as
+      narrow as int8 x int4 in LUTs on its own; bound to a DSP48E2 (27 x 18) it takes one, and the add of its
+      product into an accumulation goes in the DSP's post-adder.
+    * ``op="fadd"`` (adds and subtracts) or ``"fmul"``, ``impl="fabric" | "fulldsp"``: float operators in
+      LUTs only, or in Vitis's default DSP implementation (an fp32 add takes 2 DSPs, a multiply 3).
+    """
+    if op not in BIND_IMPL:
+        raise Refusal(f"bind_op binds op='mul' (integer multiplies), 'fadd' or 'fmul' (float adds and multiplies), "
+                      f"got op={op!r}", hint="s.bind_op(loop, 'mul', 'dsp') or s.bind_op(loop, 'fadd', 'fabric')")
+    if impl not in BIND_IMPL[op]:
+        raise Refusal(f"impl must be one of {', '.join(BIND_IMPL[op])}, got {impl!r}",
+                      hint=f"s.bind_op(loop, {op!r}, {BIND_IMPL[op][0]!r})")
     _path, loop = _loop(k, var)
-    if not any(is_var_mul(n) for s in loop.body for n in walk(s)):
-        raise Refusal(f"loop '{var}' has no integer multiply of two values to bind", loop=var,
-                      hint="a multiply by a constant is shifts and adds; bind the loop that holds the product")
-    return set_loop_attr(k, var, "bind_mul", impl)
+    if not any(bind_class(n) == op for s in loop.body for n in walk(s)):
+        raise Refusal(f"loop '{var}' has no {WHAT[op]} to bind", loop=var,
+                      hint="a multiply by a constant is shifts and adds; bind the loop that holds the product"
+                      if op == "mul" else "bind the loop that holds the float operators")
+    return set_loop_attr(k, var, "bind_" + op, impl)
 
 
 STORAGE = ("bram", "uram", "lutram", "reg")

@@ -455,3 +455,48 @@ def test_bind_op_refusals_are_located():
     with pytest.raises(sd.ScheduleError, match="no integer multiply of two values"):
         s2.bind_op(s2.loops()[0], "mul", "dsp")
     assert s.ir == sd.schedule(qdot).ir  # the refusals changed nothing
+
+
+@sd.kernel
+def fdot(X: f32[4, 32], W: f32[16, 32]) -> f32[4, 16]:
+    A: f32[4, 16] = 0.0
+    for r in range(4):
+        for k in range(32):
+            for o in range(16):
+                A[r, o] = A[r, o] + X[r, k] * W[o, k] - 0.5 * X[r, k]
+    return A
+
+
+def test_bind_op_puts_float_adds_in_fabric_and_csim_is_bit_exact():
+    s = sd.schedule(fdot)
+    s.pipeline(s.loop("k"))
+    s.partition(s.buffer("W"), 1, "complete")
+    s.partition(s.buffer("A"), 2, "complete")
+    s.bind_op(s.loop("k"), "fadd", "fabric")
+    assert """s.bind_op(s.loop("k"), 'fadd', 'fabric')""" in str(s.trace)
+    cpp = s.build("hls").source
+    # the add and the subtract are named and bound; the multiplies keep Vitis's default DSPs
+    filecheck([(0, "CHECK", "float _bf0 = (A[r][o] + (X[r][k] * W_local[o][k]));"),
+               (0, "CHECK-NEXT", "#pragma HLS bind_op variable=_bf0 op=fadd impl=fabric"),
+               (0, "CHECK-NEXT", "float _bf1 = (_bf0 - (0.5f * X[r][k]));"),
+               (0, "CHECK-NEXT", "#pragma HLS bind_op variable=_bf1 op=fsub impl=fabric"),
+               (0, "CHECK-NEXT", "A[r][o] = _bf1;")], cpp)
+    assert s.trace.replay(fdot).ir == s.ir
+    r = _rng(5)
+    x, w = r.standard_normal((4, 32)).astype(np.float32), r.standard_normal((16, 32)).astype(np.float32)
+    np.testing.assert_array_equal(simulate(s.ir, x, w), fdot(x, w))
+    if shutil.which("g++"):
+        np.testing.assert_array_equal(s.build("hls").csim(x, w), fdot(x, w))
+
+
+def test_float_bind_op_refusals_are_located():
+    s = sd.schedule(fdot)
+    with pytest.raises(sd.ScheduleError, match="impl must be one of fabric, fulldsp") as e:
+        s.bind_op(s.loop("k"), "fadd", "dsp")
+    assert "test_hls.py" in str(e.value)
+    with pytest.raises(sd.ScheduleError, match="no integer multiply of two values"):
+        s.bind_op(s.loop("k"), "mul", "dsp")
+    s2 = sd.schedule(qdot)
+    with pytest.raises(sd.ScheduleError, match="no float add or subtract"):
+        s2.bind_op(s2.loop("k"), "fadd", "fabric")
+    assert s.ir == sd.schedule(fdot).ir

@@ -291,3 +291,31 @@ def copy_i48(X: sd.Int(48)[64]) -> i32[64]:
 
 def test_integer_truncation_and_multiplies_by_powers_of_two_are_wiring():
     assert estimate(truncate.ir).resources == estimate(copy_i48.ir).resources
+
+
+@sd.kernel
+def fsum(X: f32[16, 64], W: f32[16, 64]) -> f32[16]:
+    A: f32[16] = 0.0
+    for k in range(64):
+        for o in range(16):
+            A[o] = A[o] + X[o, k] * W[o, k]
+    return A
+
+
+def test_float_adds_bound_to_fabric_leave_the_dsps():
+    def sched(impl):
+        s = sd.schedule(fsum)
+        s.pipeline(s.loop("k"))
+        for b in ("X", "W", "A"):
+            s.partition(s.buffer(b), 1, "complete")
+        if impl:
+            s.bind_op(s.loop("k"), "fadd", impl)
+        return estimate(s.ir)
+
+    dsp, fabric, full = sched(None), sched("fabric"), sched("fulldsp")
+    # 16 lanes: an fp32 add in 2 DSPs and 220 LUTs by default (fulldsp), in 430 LUTs bound to fabric; the
+    # multiplies keep their 3 DSPs each
+    assert full.resources == dsp.resources
+    assert dsp.resources["dsp"] - fabric.resources["dsp"] == 16 * 2 and fabric.resources["dsp"] == 16 * 3
+    assert fabric.resources["lut"] - dsp.resources["lut"] == 16 * (430 - 220)
+    assert fabric.cycles == dsp.cycles

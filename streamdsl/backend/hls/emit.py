@@ -2,8 +2,9 @@
 
 Names come from the Python source, loops are labelled, and pragmas come only
 from IR attrs: ``pipeline`` (II), ``unroll`` (0 = full), ``partition`` and
-``bind`` on buffers, ``bind_mul`` on loops (each integer multiply of two values
-inside is named, ``_bm<n>``, and given ``#pragma HLS bind_op``).  Expressions use the C++ templates of the op registry,
+``bind`` on buffers, ``bind_mul`` / ``bind_fadd`` / ``bind_fmul`` on loops (each integer
+multiply of two values, float add/subtract or float multiply inside is named, ``_bm<n>`` /
+``_bf<n>``, and given ``#pragma HLS bind_op``).  Expressions use the C++ templates of the op registry,
 and every integer result narrower than ``int`` is cast back to its type, so
 the code computes what the simulator computes (compile with ``-fwrapv``).
 """
@@ -16,7 +17,7 @@ from ...ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load, Ref,
     Return, Select, Store, UnaryOp, Var,
 )
-from ...ir.deps import is_var_mul
+from ...ir.deps import bind_class, loop_binds
 from ...ir.ops import OPS
 from ...types import DType, FixedType, FloatType, IntType, TensorType
 
@@ -90,7 +91,7 @@ class Emitter:
         self.out_names = out_names  # returned local tensor -> output parameter name
         self.lines: list[str] = []
         self.labels: set[str] = set()
-        self.bind: list[str] = []  # bind_op impls of the loops around (innermost last)
+        self.bind: list[dict[str, str]] = []  # bind_op classes -> impls of the loops around (innermost last)
         self.pending: list[str] = []  # named multiplies of the statement being emitted, with their pragmas
         self.hoist = True  # off inside a select's branches and loop headers: they must not run unconditionally
         self.named = 0
@@ -116,11 +117,14 @@ class Emitter:
             return self.out_names.get(e.name, e.name) + "".join(f"[{self.index(i)}]" for i in e.indices)
         if isinstance(e, BinOp):
             text = self._typed(OPS[e.op].cpp.format(self.expr(e.lhs), self.expr(e.rhs)), e.dtype, e.op)
-            if self.bind and self.hoist and is_var_mul(e):
-                name = f"_bm{self.named}"
+            cls = bind_class(e) if self.bind and self.hoist else None
+            impl = next((b[cls] for b in reversed(self.bind) if cls in b), None) if cls else None
+            if impl is not None:
+                name = f"_b{'m' if cls == 'mul' else 'f'}{self.named}"
                 self.named += 1
+                op = "mul" if cls == "mul" else {"add": "fadd", "sub": "fsub", "mul": "fmul"}[e.op]
                 self.pending += [f"{ctype(e.dtype)} {name} = {text};",
-                                 f"#pragma HLS bind_op variable={name} op=mul impl={self.bind[-1]}"]
+                                 f"#pragma HLS bind_op variable={name} op={op} impl={impl}"]
                 return name
             return text
         if isinstance(e, UnaryOp):
@@ -173,10 +177,11 @@ class Emitter:
     def stmt(self, s, depth: int) -> None:
         if isinstance(s, For):
             self.open_for(s, depth)
-            if "bind_mul" in s.attrs:
-                self.bind.append(s.attrs.get("bind_mul"))
+            binds = loop_binds(s.attrs)
+            if binds:
+                self.bind.append(binds)
             self.body(s.body, depth + 1)
-            if "bind_mul" in s.attrs:
+            if binds:
                 self.bind.pop()
             self.emit("}", depth)
         elif isinstance(s, Store):
