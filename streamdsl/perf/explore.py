@@ -403,9 +403,10 @@ def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict,
     Repeatedly take the step (a kernel's factor times 2 .. 64, up to the second factor that gains) that saves
     the most cycles per share of the board it adds (the largest of its DSP/LUT/FF fractions), while the board
     holds it: a residual add widened 16 lanes for a few hundred LUTs before a linear's thousandth MAC lane.
-    A step may also move a kernel's operators (``est(task, factor, moves)``, ``moves`` a subset of
-    :data:`MOVES`; None when the kernel has nothing to move): its narrow multiplies to DSPs, which widens the
-    MAC lanes once the LUTs run out, or its float adds to LUTs, which frees DSPs once they run out.  Returns
+    A step may also move a kernel's narrow multiplies to DSPs (``est(task, factor, moves)``, ``moves`` a
+    subset of :data:`MOVES`; None when the kernel has nothing to move), which widens the MAC lanes once the
+    LUTs run out; when nothing widens, the move of :func:`_move_operators` (multiplies to DSPs, or float adds
+    to LUTs, which frees DSPs once they run out).  Returns
     ``(sum of factors, factors, why, {move: tasks moved})``, or None when no step fits."""
     u = {tk: 1 for tk in tasks}
     moved = {tk: frozenset() for tk in tasks}
@@ -414,7 +415,8 @@ def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict,
     while True:
         best = None
         for tk in tasks:
-            for variant in [moved[tk]] + [moved[tk] ^ {m} for m in MOVES]:  # as bound now, and one move more/less
+            for variant in (moved[tk], moved[tk] ^ {"dsp"}):  # as bound now, and its multiplies moved (float adds
+                # move only when nothing widens: _move_operators)
                 gained = 0
                 for mult in (2, 4, 8, 16, 32, 64):  # past a plateau (lanes come in whole rows of a vectorised loop)
                     nu = u[tk] * mult
