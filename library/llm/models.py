@@ -62,6 +62,9 @@ class Verification:
                 f"max |logit error| {self.max_abs_error:.2e}")
 
 
+PACKS = (True, False, "decode", "prefill")  # LLM.pack: which phases' layers pack their W4A8 linears
+
+
 @dataclass
 class LLM:
     config: LLMConfig
@@ -69,7 +72,8 @@ class LLM:
     blocks: dict = field(default_factory=dict)
     quant: str = "fp32"  # "fp32" | "w8a8" | "w4a8": the layer's linears
     weights: ModelWeights | None = None
-    pack: bool = True  # W4A8: two outputs a DSP48E2 where the sizes allow (quant.packs); the same results
+    pack: bool | str = True  # W4A8: two outputs a DSP48E2 where the sizes allow (quant.packs), in both phases'
+    # layers, neither (False), or only the "decode" or the "prefill" layer's; the same results either way
     _layers: dict = field(default_factory=dict, repr=False)
     _schedules: dict = field(default_factory=dict, repr=False)
     _projects: dict = field(default_factory=dict, repr=False)
@@ -82,8 +86,8 @@ class LLM:
         if self.quant != "fp32" and self.blocks:
             raise LLMError("blocks can be swapped in fp32 layers only", user_loc(),
                            hint="build the model with quant='fp32' to swap blocks")
-        if not isinstance(self.pack, bool):
-            raise LLMError(f"pack must be True or False, got {self.pack!r}", user_loc(),
+        if self.pack not in PACKS or isinstance(self.pack, (int, float)) and not isinstance(self.pack, bool):
+            raise LLMError(f"pack must be True, False, 'decode' or 'prefill', got {self.pack!r}", user_loc(),
                            hint="pack=False keeps one MAC a lane in the W4A8 linears")
         if self.config.rope_theta is None:  # GPT-2's learned positions are a hard limit
             self.max_len = min(self.max_len, self.config.max_positions)
@@ -105,8 +109,12 @@ class LLM:
         key = (t, kind)
         if key not in self._layers:
             self._layers[key] = (make_layer(self.config, t, self.max_len, kind, self.blocks) if self.quant == "fp32"
-                                 else make_qlayer(self.config, t, self.max_len, kind, self.quant, self.pack))
+                                 else make_qlayer(self.config, t, self.max_len, kind, self.quant, self.packs(t)))
         return self._layers[key]
+
+    def packs(self, t: int) -> bool:
+        """Does the layer for ``t`` new tokens (1: decode, more: prefill) pack its W4A8 linears (``pack``)?"""
+        return self.pack is True or self.pack == ("decode" if t == 1 else "prefill")
 
     def schedule(self, t: int, kind: str = FULL):
         """The layer's dataflow schedule: every task pipelined, one fused region, rows streamed, FIFOs sized."""
@@ -332,7 +340,7 @@ class LLM:
 
 def _builder(family: str):
     def build(config: LLMConfig, blocks: dict | None = None, max_len: int = 64, quant: str = "fp32",
-              pack: bool = True) -> LLM:
+              pack: bool | str = True) -> LLM:
         if config.family != family:
             raise LLMError(f"{family}() takes a {family} config, got a {config.family} one", user_loc(),
                            hint=f"use {config.family}(config)")
@@ -347,7 +355,7 @@ gpt2, llama, qwen2, gemma3 = (_builder(f) for f in ("gpt2", "llama", "qwen2", "g
 
 
 def model(config: LLMConfig, blocks: dict | None = None, max_len: int = 64, quant: str = "fp32",
-          pack: bool = True) -> LLM:
+          pack: bool | str = True) -> LLM:
     """The builder of ``config``'s family."""
     return {"gpt2": gpt2, "llama": llama, "qwen2": qwen2, "gemma3": gemma3}[config.family](config, blocks, max_len,
                                                                                           quant, pack)

@@ -89,7 +89,7 @@ class LLMPerf:
     bits: dict | None
     quant: str = "fp32"
     layers: list[LayerPerf] = field(default_factory=list)
-    pack: bool = False  # W4A8 linears with two outputs a DSP48E2 (quant.packs)
+    pack: bool | str = False  # W4A8 linears with two outputs a DSP48E2 (quant.packs): in which phases (LLM.pack)
 
     @property
     def clock_mhz(self) -> float:
@@ -159,9 +159,12 @@ class LLMPerf:
                        f"traffic at {b['weights']} bits), int8 activations inside each linear, int32 MACs; scales, "
                        "norms, RoPE, attention, softmax and the KV cache in fp32, moved at 32 bits")
         if self.quant == "w4a8":
-            out.append("W4A8 linears " + ("accumulate two outputs a DSP48E2 where their sizes allow (at most 2064 "
-                                          "inputs: quant.packs)" if self.pack else "take one MAC a lane (pack=False)")
-                       + "; llm_perf of a config models both and keeps the lower latency")
+            where = {True: "in both phases' layers", "decode": "in the decode layer (the prefill layer's take one "
+                     "MAC a lane)", "prefill": "in the prefill layer (the decode layer's take one MAC a lane)"}
+            out.append(f"W4A8 linears accumulate two outputs a DSP48E2 where their sizes allow (at most 2064 inputs: "
+                       f"quant.packs) {where[self.pack]}" if self.pack else "W4A8 linears take one MAC a lane")
+            out[-1] += (f" (model(..., pack={self.pack!r})); llm_perf of a config models both, keeps the faster "
+                        "decode layer and the faster prefill layer at its factors")
         else:
             out.append("the fp32 accelerator: every tensor moves at 32 bits")
         out += [
@@ -297,8 +300,10 @@ def llm_perf(target, board="u55c", prompt: int = 32, gen: int = 32, bits: dict |
              prefill_chunk: int | None = None) -> LLMPerf:
     """Explore and model ``target`` (an LLMConfig or an LLM) for ``[prompt:gen]`` on ``board``.
 
-    W4A8 from a config is modeled with the linears packed two outputs a DSP48E2 and one MAC a lane
-    (``model(..., pack=False)``), and the lower latency kept; an LLM is modeled as it is built.
+    W4A8 from a config is modeled with the linears packed two outputs a DSP48E2 and with one MAC a lane
+    (``model(..., pack=False)``); the faster decode layer is kept, with the faster of the prefill layers
+    built at its factors with either linears, and ``pack`` says which (``model(..., pack=p.pack)`` models
+    the same); an LLM is modeled as it is built.
 
     ``prefill_chunk``: tokens per prefill pass (``m.prefill(ids[i:i + chunk], cache)``, the layer
     dataflow at t = chunk); default: the whole prompt if its layer fits the board, else the largest
@@ -328,27 +333,30 @@ def llm_perf(target, board="u55c", prompt: int = 32, gen: int = 32, bits: dict |
     if blocks and quant != "fp32":
         raise LLMError("swapped blocks are fp32 kernels: a quantised model cannot use them", user_loc(),
                        hint="model the fp32 design (bits=FP32)")
-    packs = [target.pack] if isinstance(target, LLM) else [True, False] if quant == "w4a8" else [True]
-    best = None
-    for pack in packs:  # W4A8: packed pairs need DSPs, one MAC a lane can live in LUTs: the board decides
-        m = model(c, blocks, max_len=prompt + gen, quant=quant, pack=pack)
-        got = _model_perf(m, c, b, prompt, gen, bits, quant, budget, clock_mhz, explore_prefill, prefill_chunk)
-        if best is None or (_fits(got) and (not _fits(best) or got.latency_s < best.latency_s)):
-            best = got
-    return best
-
-
-def _fits(p: LLMPerf) -> bool:
-    return all(lp.decode.fits and lp.prefill.fits for lp in p.layers)
+    args = (c, b, prompt, gen, bits, quant, budget, clock_mhz, explore_prefill, prefill_chunk)
+    if isinstance(target, LLM) or quant != "w4a8":
+        return _model_perf(model(c, blocks, max_len=prompt + gen, quant=quant,
+                                 pack=target.pack if isinstance(target, LLM) else True), *args)
+    # packed pairs need DSPs, one MAC a lane can live in LUTs: the board decides, per phase
+    packed, plain = (_model_perf(model(c, blocks, max_len=prompt + gen, quant=quant, pack=p), *args)
+                     for p in (True, False))
+    dec = min((packed, plain), key=lambda x: (not all(lp.decode.fits for lp in x.layers), x.decode_s))
+    # the faster decode layer kept, its prefill layer also tried with the other linears (built, like any prefill
+    # layer, at the decode exploration's factors: what model(..., pack="decode" | "prefill") builds)
+    mixed = _model_perf(model(c, blocks, max_len=prompt + gen, quant=quant,
+                              pack="decode" if dec is packed else "prefill"), *args,
+                        explored={lp.kind: lp.exploration for lp in dec.layers})
+    return min((dec, mixed), key=lambda x: (not all(lp.prefill.fits for lp in x.layers), x.ttft_s))
 
 
 def _model_perf(m: LLM, c: LLMConfig, b, prompt: int, gen: int, bits: dict, quant: str, budget, clock_mhz,
-                explore_prefill: bool, prefill_chunk: int | None) -> LLMPerf:
-    out = LLMPerf(c, b, prompt, gen, bits, quant, pack=m.pack and quant == "w4a8")
+                explore_prefill: bool, prefill_chunk: int | None, explored: dict | None = None) -> LLMPerf:
+    """``m`` modeled (``explored``: the decode layers' explorations, by kind, when they are already known)."""
+    out = LLMPerf(c, b, prompt, gen, bits, quant, pack=m.pack if quant == "w4a8" else False)
     for kind in m.kinds():
         count = sum(1 for k in c.layer_types if k == kind)
         dec_fn = m.layer(1, kind).function
-        ex = explore(m, b, budget, clock_mhz=clock_mhz, bits=None, t=1, kind=kind)
+        ex = explored[kind] if explored else explore(m, b, budget, clock_mhz=clock_mhz, bits=None, t=1, kind=kind)
         pre, chunk = None, prompt
         for chunk in _chunks(prompt, prefill_chunk):
             pre_fn = m.layer(chunk, kind).function
