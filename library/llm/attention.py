@@ -101,6 +101,8 @@ def make_attention_decode(q_heads: int, kv_heads: int, cache_len: int, head_dim:
         S: f32[q_heads, t, cache_len]  # scores, then probabilities: a row per head and query
         M: f32[q_heads, t]
         T: f32[q_heads, t]
+        T4: f32[q_heads, t, 4]  # the softmax sums in 4 interleaved parts: a key j adds to part j % 4, so a part
+        # recurs every 4th key, the fp32 add's latency, and a key of every head retires each cycle
         n: i32 = max(min(n_valid, cache_len), t)
         # each phase is one perfect loop nest, which Vitis flattens into a single pipeline over every head
         for g, r, i, j in sd.grid(kv_heads, group, t, cache_len):  # a key per cycle: its head_dim products
@@ -113,12 +115,15 @@ def make_attention_decode(q_heads: int, kv_heads: int, cache_len: int, head_dim:
             S[h, i, j] = dot * scale if j >= lo and j <= pos else -3.0e38  # keys outside lo..pos masked out
         for h, i in sd.grid(q_heads, t):
             M[h, i] = -3.0e38
-            T[h, i] = 0.0
+        for h, i, p in sd.grid(q_heads, t, 4):
+            T4[h, i, p] = 0.0
         for i, j, h in sd.grid(t, cache_len, q_heads):  # the heads side by side: a key of every head per cycle
             M[h, i] = max(M[h, i], S[h, i, j])
         for i, j, h in sd.grid(t, cache_len, q_heads):
             S[h, i, j] = sd.exp(S[h, i, j] - M[h, i])  # a masked key: exp(-3e38 - max) = 0, adds nothing
-            T[h, i] += S[h, i, j]
+            T4[h, i, j % 4] += S[h, i, j]
+        for h, i in sd.grid(q_heads, t):
+            T[h, i] = (T4[h, i, 0] + T4[h, i, 1]) + (T4[h, i, 2] + T4[h, i, 3])
         for i, h, e in sd.grid(t, q_heads, head_dim):
             O[i, h * head_dim + e] = 0.0
         for i, j, g, r in sd.grid(t, cache_len, kv_heads, group):  # a value row into head_dim accumulators

@@ -239,8 +239,8 @@ class LLMPerf:
                 out.append("fp32 reductions are bound by the fadd latency (4 cycles): a norm's sum retires one "
                            "element per partial-sum lane every 4 cycles and its lanes combine pairwise; attention "
                            f"walks the whole cache ({self.prompt + self.gen} positions) of every head, its softmax "
-                           "sum taking a key every 4 cycles per head and its dot products and value rows as many "
-                           "lanes as the board leaves: " + ", ".join(f"{n.name} {n.cycles}" for n in red) + " cycles")
+                           "sum in four interleaved parts (a key of every head a cycle) and its dot products and "
+                           "value rows as many lanes as the board leaves: " + ", ".join(f"{n.name} {n.cycles}" for n in red) + " cycles")
             out.append(f"compute roofline of the fp32 fabric: {self.fp32_roofline_tps:.0f} tokens/s; the design "
                        f"reaches {tps / self.fp32_roofline_tps * 100:.1f} % of it")
         lp = max(self.layers, key=lambda x: x.count * x.prefill_passes(self.prompt) * x.prefill.cycles)

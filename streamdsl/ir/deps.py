@@ -16,6 +16,7 @@
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from ..types import FixedType, FloatType, IntType
@@ -138,20 +139,48 @@ def carried_accumulations(loop: For) -> tuple:
     return _carried(loop)
 
 
-def _carried_uncached(loop: For) -> tuple:
+def periodic_accumulations(loop: For) -> tuple:
+    """(stmt, op, period) of every accumulation in ``loop`` into a location that comes round every ``period``
+    iterations (``T[j % 4] += ...`` inside a loop over ``j``: period 4): each iteration waits only for the one
+    ``period`` before it."""
+    return _accumulations(loop)[1]
+
+
+def _period(index: Expr, var: str) -> int | None:
+    """Iterations of ``var`` after which ``index`` (``(affine) % P``) repeats, when it cycles with ``var``."""
+    if isinstance(index, BinOp) and index.op == "mod" and isinstance(index.rhs, Const) \
+            and isinstance(index.rhs.value, int) and index.rhs.value > 0:
+        a = affine(index.lhs)
+        if a is not None and a.get(var):
+            return index.rhs.value // math.gcd(abs(a[var]), index.rhs.value)
+    return None
+
+
+def _accumulations_uncached(loop: For) -> tuple[tuple, tuple]:
     fresh = {n.name for b in loop.body for n in walk(b) if isinstance(n, Decl)}
-    out = []
+    carried, periodic = [], []
     for n in (n for b in loop.body for n in walk(b)):
         if isinstance(n, Assign) and n.name in fresh:
             continue
         if isinstance(n, (Store, Assign)):
             acc = accumulation(n)
-            if acc is not None and not any(loop.var in set(affine(i) or {}) for i in getattr(n, "indices", ())):
-                out.append((n, acc[0]))
-    return tuple(out)
+            indices = getattr(n, "indices", ())
+            if acc is None or any(loop.var in set(affine(i) or {}) for i in indices):
+                continue
+            periods = [p for p in (_period(i, loop.var) for i in indices) if p is not None]
+            period = math.lcm(*periods) if periods else 1
+            if period > 1:
+                periodic.append((n, acc[0], period))
+            else:
+                carried.append((n, acc[0]))
+    return tuple(carried), tuple(periodic)
 
 
-_carried = IdentityMemo(_carried_uncached, 8192)
+_accumulations = IdentityMemo(_accumulations_uncached, 8192)
+
+
+def _carried(loop: For) -> tuple:
+    return _accumulations(loop)[0]
 
 
 def _mentions(e: Expr, target_is) -> bool:

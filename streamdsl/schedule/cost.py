@@ -58,7 +58,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..ir.bounds import Ranges
-from ..ir.deps import bind_class, carried_accumulations, is_var_mul, loop_binds, names_in
+from ..ir.deps import bind_class, carried_accumulations, is_var_mul, loop_binds, names_in, periodic_accumulations
 from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Select, Store, UnaryOp, Var, walk,
 )
@@ -504,8 +504,10 @@ def _flat_recurrence(chain: list[For], clock: float) -> int:
 
 
 def _recurrence(s: For, clock: float) -> int:
-    """Accumulations into a location the loop does not index carry a dependence of one op latency."""
-    return max([1] + [op_latency(op, n.value.dtype, clock) for n, op in carried_accumulations(s)])
+    """Accumulations into a location the loop does not index carry a dependence of one op latency; into one
+    that comes round every ``p`` iterations (``T[j % 4]``), of the latency over ``p``."""
+    return max([1] + [op_latency(op, n.value.dtype, clock) for n, op in carried_accumulations(s)]
+               + [math.ceil(op_latency(op, n.value.dtype, clock) / p) for n, op, p in periodic_accumulations(s)])
 
 
 def _accesses_in_loops(stmts, around: tuple):

@@ -2,6 +2,8 @@
 one read for an address every unrolled copy shares, and a scalar declared inside a loop carries nothing."""
 from __future__ import annotations
 
+import numpy as np
+
 import streamdsl as sd
 from streamdsl import f32, i8, i32
 from streamdsl.ir.bounds import Ranges, loop_trips
@@ -319,3 +321,50 @@ def test_float_adds_bound_to_fabric_leave_the_dsps():
     assert dsp.resources["dsp"] - fabric.resources["dsp"] == 16 * 2 and fabric.resources["dsp"] == 16 * 3
     assert fabric.resources["lut"] - dsp.resources["lut"] == 16 * (430 - 220)
     assert fabric.cycles == dsp.cycles
+
+
+
+@sd.kernel
+def parts4(X: f32[64]) -> f32[4]:
+    T: f32[4] = 0.0
+    for j in range(64):
+        T[j % 4] += X[j]  # part j % 4 comes round every 4th key
+    return T
+
+
+@sd.kernel
+def parts2(X: f32[64]) -> f32[2]:
+    T: f32[2] = 0.0
+    for j in range(64):
+        T[j % 2] += X[j]
+    return T
+
+
+@sd.kernel
+def runs4(X: f32[64]) -> f32[4]:
+    T: f32[4] = 0.0
+    for j in range(64):
+        T[j // 16] += X[j]  # the same part for 16 keys in a row: carried from one key to the next
+    return T
+
+
+def _pipelined(k):
+    s = sd.schedule(k)
+    s.pipeline(s.loop("j"))
+    return s.ir
+
+
+def test_a_sum_into_interleaved_parts_recurs_once_per_round():
+    from streamdsl.backend.sim import simulate
+    from streamdsl.ir.deps import periodic_accumulations
+
+    # an fp32 add takes 4 cycles: a part that comes round every 4th key keeps II 1, every 2nd II 2; a part
+    # that stays put for 16 keys recurs every key (II 4)
+    assert [lp.ii for lp in estimate(_pipelined(parts4)).loops] == [1]
+    assert [lp.ii for lp in estimate(_pipelined(parts2)).loops] == [2]
+    assert [lp.ii for lp in estimate(_pipelined(runs4)).loops] == [4]
+    j = _pipelined(parts4).body[1]
+    assert [p for _, _, p in periodic_accumulations(j)] == [4] and not list(carried_accumulations(j))
+    x = np.arange(64, dtype=np.float32) / 7
+    want = np.array([sum(x[r::4].tolist(), 0.0) for r in range(4)])
+    np.testing.assert_allclose(simulate(_pipelined(parts4), x), want, rtol=1e-6)
