@@ -147,13 +147,43 @@ def periodic_accumulations(loop: For) -> tuple:
 
 
 def _period(index: Expr, var: str) -> int | None:
-    """Iterations of ``var`` after which ``index`` (``(affine) % P``) repeats, when it cycles with ``var``."""
-    if isinstance(index, BinOp) and index.op == "mod" and isinstance(index.rhs, Const) \
-            and isinstance(index.rhs.value, int) and index.rhs.value > 0:
-        a = affine(index.lhs)
-        if a is not None and a.get(var):
-            return index.rhs.value // math.gcd(abs(a[var]), index.rhs.value)
+    """Iterations of ``var`` after which ``index`` repeats, when ``var`` appears in it only inside one
+    ``(affine) % P`` (``j % 4``, ``(k_o % 4) * 32 + k_i``: period 4)."""
+    mods = [n for n in walk(index) if isinstance(n, BinOp) and n.op == "mod" and isinstance(n.rhs, Const)
+            and isinstance(n.rhs.value, int) and n.rhs.value > 0 and var in names_in(n.lhs)]
+    uses = sum(1 for n in walk(index) if isinstance(n, Var) and n.name == var)
+    if len(mods) != 1 or uses != sum(1 for n in walk(mods[0].lhs) if isinstance(n, Var) and n.name == var):
+        return None
+    a = affine(mods[0].lhs)
+    if a is None or not a.get(var):
+        return None
+    return mods[0].rhs.value // math.gcd(abs(a[var]), mods[0].rhs.value)
+
+
+def _coeff(e: Expr, var: str) -> int | None:
+    """The coefficient of ``var`` in ``e`` when ``e`` is affine in it, its ``var``-free parts taken as unknown
+    constants (``(k_o % 4) * 16 + k_i`` is ``k_i`` plus a constant); None when it is not."""
+    if var not in names_in(e):
+        return 0
+    if isinstance(e, Var):
+        return 1
+    if isinstance(e, Cast) and isinstance(e.dtype, IntType):
+        return _coeff(e.operand, var)
+    if isinstance(e, BinOp) and e.op in ("add", "sub"):
+        a, b = _coeff(e.lhs, var), _coeff(e.rhs, var)
+        return None if a is None or b is None else a + b if e.op == "add" else a - b
+    if isinstance(e, BinOp) and e.op == "mul":
+        for c, x in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+            if isinstance(c, Const) and isinstance(c.value, int):
+                a = _coeff(x, var)
+                return None if a is None else a * c.value
     return None
+
+
+def _moves(index: Expr, var: str) -> bool:
+    """Does ``index`` take a new value at every iteration of ``var``?"""
+    c = _coeff(index, var)
+    return c is not None and c != 0
 
 
 def _accumulations_uncached(loop: For) -> tuple[tuple, tuple]:
@@ -165,7 +195,7 @@ def _accumulations_uncached(loop: For) -> tuple[tuple, tuple]:
         if isinstance(n, (Store, Assign)):
             acc = accumulation(n)
             indices = getattr(n, "indices", ())
-            if acc is None or any(loop.var in set(affine(i) or {}) for i in indices):
+            if acc is None or any(_moves(i, loop.var) for i in indices):
                 continue
             periods = [p for p in (_period(i, loop.var) for i in indices) if p is not None]
             period = math.lcm(*periods) if periods else 1

@@ -171,7 +171,8 @@ def unroll_parallel(s: Schedule, u: int) -> int:
 
     The pipelined loop itself is vectorised by the largest divisor of its
     trips up to the nest's share of ``u``: split, the inner part unrolled, or
-    split over partial sums by ``rfactor`` when it carries a float sum.  A
+    split over partial sums by ``rfactor`` when it carries a float sum (``v`` lanes over ``4v`` partials,
+    each partial coming round every 4th iteration, the fadd latency).  A
     loop around the pipeline is never unrolled: that would only copy the
     pipeline, and Vitis runs the copies one after another (UG1399, "Working
     with Nested Loops"); a perfect nest around it is flattened into the
@@ -203,9 +204,11 @@ def unroll_parallel(s: Schedule, u: int) -> int:
         v = _divisor(n, max(1, u_n // _lanes_inside(lp)))
         if v > 1 and all(_trips(x) is not None for x in _inner_loops(lp)):
             if _float_recurrence(lp):
-                v = _divisor(n, v * 4)  # lanes of a float sum each retire one element per fadd latency (4)
+                # v lanes over 4v partials (or 2v, v where the trips allow): a partial comes round every 4th
+                # iteration, the fadd latency, so v adders retire v elements a cycle
+                f = next(f for f in (4 * v, 2 * v, v) if n % f == 0)
                 try:
-                    s.rfactor(s.loop(lp.var), v)
+                    s.rfactor(s.loop(lp.var), f, lanes=v)
                 except ScheduleError:
                     continue
             else:

@@ -512,7 +512,7 @@ def _same_iteration(widx, ridx, pv, cv) -> bool:
 RFACTOR_OPS = ("add", "max", "min")
 
 
-def rfactor(k: Kernel, var: str, factor: int) -> tuple[Kernel, str, str, str]:
+def rfactor(k: Kernel, var: str, factor: int, lanes: int | None = None) -> tuple[Kernel, str, str, str]:
     """Split the scalar reductions of loop ``var`` over ``factor`` partial accumulators (Halide's rfactor).
 
     Before::                                    After ``rfactor(k, 4)``::
@@ -542,9 +542,22 @@ def rfactor(k: Kernel, var: str, factor: int) -> tuple[Kernel, str, str, str]:
     the sequential float sum by rounding; ``max`` and ``min`` are exact
     (lanes start from the accumulator itself).  Returns (kernel, outer loop,
     lane loop, first partial buffer).
+
+    ``lanes`` (a divisor of ``factor``, default ``factor``): the lanes the
+    pipeline unrolls.  With fewer lanes than partials, iteration ``k_o`` adds
+    into partials ``(k_o % (factor / lanes)) * lanes + k_i``, so a partial
+    comes round every ``factor / lanes`` iterations: ``lanes`` adders at II 1
+    do what ``factor`` adders do at II ``factor / lanes`` (the same partials,
+    the same sums in the same order), and each combine level is unrolled by up
+    to ``lanes``.
     """
     if not isinstance(factor, int) or isinstance(factor, bool) or factor < 2:
         raise Refusal(f"rfactor factor must be an integer >= 2, got {factor!r}", hint="e.g. s.rfactor(k, 8)",
+                      loop=var if find_loop(k, var) else None)
+    lanes = factor if lanes is None else lanes
+    if not isinstance(lanes, int) or isinstance(lanes, bool) or lanes < 1 or factor % lanes:
+        raise Refusal(f"rfactor lanes must be a positive divisor of the factor {factor}, got {lanes!r}",
+                      hint=f"e.g. s.rfactor(k, {factor}, lanes={max(1, factor // 4)})",
                       loop=var if find_loop(k, var) else None)
     path, loop = _loop(k, var)
     start, _stop = _const_bounds(loop, "rfactor")
@@ -586,7 +599,10 @@ def rfactor(k: Kernel, var: str, factor: int) -> tuple[Kernel, str, str, str]:
         rf[a] = fresh(used, f"{a}_rf")
         used.add(rf[a])
     vo, vl = Var(outer, index), Var(lane, index)
-    flat = B.binop("add", B.binop("mul", vo, B.const(factor, index)), vl)
+    flat = B.binop("add", B.binop("mul", vo, B.const(lanes, index)), vl)
+    rounds = factor // lanes  # iterations after which a partial comes round
+    slot = vl if rounds == 1 else B.binop(
+        "add", B.binop("mul", B.binop("mod", vo, B.const(rounds, index)), B.const(lanes, index)), vl)
     value = flat if (start == 0 and loop.step == 1) else B.binop(
         "add", B.const(start, index), B.binop("mul", flat, B.const(loop.step, index)))
     body = tuple(substitute(s, var, value) for s in loop.body)
@@ -600,9 +616,9 @@ def rfactor(k: Kernel, var: str, factor: int) -> tuple[Kernel, str, str, str]:
             return None
         return fn
 
-    body = map_stmts(body, to_lane(vl))
-    lane_loop = For(lane, B.const(0, index), B.const(factor, index), 1, body, Attrs({"unroll": 0}), loop.loc)
-    outer_loop = For(outer, B.const(0, index), B.const(n // factor, index), 1, (lane_loop,), loop.attrs, loop.loc)
+    body = map_stmts(body, to_lane(slot))
+    lane_loop = For(lane, B.const(0, index), B.const(lanes, index), 1, body, Attrs({"unroll": 0}), loop.loc)
+    outer_loop = For(outer, B.const(0, index), B.const(n // lanes, index), 1, (lane_loop,), loop.attrs, loop.loc)
     before, after = [], []
     vi = Var(init_v, index)
     for a, op in accs.items():
@@ -617,12 +633,21 @@ def rfactor(k: Kernel, var: str, factor: int) -> tuple[Kernel, str, str, str]:
             h = m // 2
             lv = fresh(used, comb_v)
             used.add(lv)
-            vt = Var(lv, index)
+            f = max(d for d in range(1, min(h, lanes) + 1) if h % d == 0) if lanes < factor else 1
+            if f > 1:  # a level's ops side by side, up to one per lane: f unrolled inside a pipeline of h / f
+                li = fresh(used, comb_v)
+                used.add(li)
+                vt = B.binop("add", B.binop("mul", Var(lv, index), B.const(f, index)), Var(li, index))
+            else:
+                vt = Var(lv, index)
             pair = (Load(rf[a], (vt,), t, loop.loc),
                     Load(rf[a], (B.binop("add", vt, B.const(m - h, index)),), t, loop.loc))
             both = B.binop("add", *pair) if op == "add" else B.call(op, pair)
-            after.append(For(lv, B.const(0, index), B.const(h, index), 1, (Store(rf[a], (vt,), both, loop.loc),),
-                             Attrs({"pipeline": 1}) if h > 1 else Attrs(), loop.loc))
+            level = (Store(rf[a], (vt,), both, loop.loc),)
+            if f > 1:
+                level = (For(li, B.const(0, index), B.const(f, index), 1, level, Attrs({"unroll": 0}), loop.loc),)
+            after.append(For(lv, B.const(0, index), B.const(h // f, index), 1, level,
+                             Attrs({"pipeline": 1}) if h // f > 1 else Attrs(), loop.loc))
             m -= h
         part = Load(rf[a], (B.const(0, index),), t, loop.loc)
         comb = B.binop("add", Var(a, t), part) if op == "add" else B.call(op, (Var(a, t), part))

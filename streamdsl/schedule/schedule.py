@@ -192,10 +192,12 @@ class Schedule:
         name = callee if isinstance(callee, str) else getattr(getattr(callee, "ir", callee), "name", callee)
         self._apply("inline", P.inline, (name,), {}, plain=(0,))
 
-    def rfactor(self, loop, factor):
-        """Split the scalar sums/max/min of ``loop`` over ``factor`` partial accumulators; see
-        :func:`primitives.rfactor`.  Returns (outer loop, lane loop, partial buffer)."""
-        _k, o, i, buf = self._apply("rfactor", P.rfactor, (loop, factor), {}, plain=(1,))
+    def rfactor(self, loop, factor, lanes=None):
+        """Split the scalar sums/max/min of ``loop`` over ``factor`` partial accumulators, ``lanes`` of them
+        (default all) updated per pipeline iteration; see :func:`primitives.rfactor`.  Returns (outer loop,
+        lane loop, partial buffer)."""
+        kw = {} if lanes is None else {"lanes": lanes}
+        _k, o, i, buf = self._apply("rfactor", P.rfactor, (loop, factor), kw, plain=(1,))
         return LoopRef(self, o), LoopRef(self, i), BufferRef(self, buf)
 
     def reorder(self, *loops):

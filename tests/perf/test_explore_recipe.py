@@ -14,12 +14,12 @@ from tests.schedule.test_cost_model import rowdots  # 32 rows, each a dot of 16
 
 
 @sd.kernel
-def two_nests(X: f32[1, 256]) -> f32[1, 256]:
-    Y: f32[1, 256]
+def two_nests(X: f32[1, 256]) -> f32[1, 64]:
+    Y: f32[1, 64]
     m: f32 = 0.0
     for k in range(256):
         m = max(m, X[0, k])
-    for k2 in range(256):
+    for k2 in range(64):
         Y[0, k2] = X[0, k2] - m
     return Y
 
@@ -37,9 +37,10 @@ def test_a_dimension_keeps_the_finer_partition():
     s = sd.schedule(two_nests)
     pipeline_innermost(s)
     unroll_parallel(s, 64)
-    # the max nest takes 256 lanes (a float max: rfactor lanes), the subtract nest 64 after it; X keeps 256
-    # (the later nest's 64 divides it), so the first nest is not port-bound by the second's partition
-    assert [p[2] for p in _partitions(s.ir, "X") if p[0] == 2] == [256]
+    # the max nest takes 64 lanes (rfactor: 64 lanes over 256 partials), the subtract nest of a quarter of
+    # the work 8 after it; X keeps 64 (the later nest's 8 divides it), so the first nest is not port-bound
+    # by the second's partition
+    assert [p[2] for p in _partitions(s.ir, "X") if p[0] == 2] == [64]
     assert all(x.ii == 1 for x in estimate(s.ir).loops if x.ii is not None)
 
 

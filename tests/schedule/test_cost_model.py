@@ -368,3 +368,16 @@ def test_a_sum_into_interleaved_parts_recurs_once_per_round():
     x = np.arange(64, dtype=np.float32) / 7
     want = np.array([sum(x[r::4].tolist(), 0.0) for r in range(4)])
     np.testing.assert_allclose(simulate(_pipelined(parts4), x), want, rtol=1e-6)
+
+
+def test_the_lanes_of_an_interleaved_rfactor_carry_nothing():
+    # dot_rf[(e_o % 4) * 4 + e_i]: each lane k_i its own partial (no chain of adds across the unrolled lanes),
+    # and along k_o a partial that comes round every 4th iteration
+    from streamdsl.ir.deps import periodic_accumulations
+
+    s = sd.schedule(rowdots)
+    s.pipeline(s.loop("e"))
+    outer, lane, _ = s.rfactor(s.loop("e"), 16, lanes=4)
+    assert not list(carried_accumulations(_loop(s.ir, lane.var)))
+    assert not list(carried_accumulations(_loop(s.ir, outer.var)))
+    assert [p for _, _, p in periodic_accumulations(_loop(s.ir, outer.var))] == [4]

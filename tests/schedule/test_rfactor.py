@@ -2,6 +2,8 @@
 max/min exactly), replays from its trace, C-simulates like the simulator, and lifts the float-sum II bound."""
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 
@@ -109,3 +111,33 @@ def test_refusals_are_located_and_change_nothing(kernel, loop, factor, message):
         s.rfactor(s.loop(loop), factor)
     assert message in str(ei.value) and "test_rfactor.py" in str(ei.value)
     assert s.ir == ir and len(s.trace.steps) == n
+
+
+def test_fewer_lanes_than_partials_compute_the_same_bits_at_ii_1_with_a_quarter_of_the_adders():
+    X = np.random.default_rng(3).standard_normal((4, 256)).astype(np.float32)
+    full, _ = _rf(sumsq_max, "k", 32)  # 32 partials, 32 adders at II 4 (each partial recurs every iteration)
+    full.partition(full.buffer("X"), 2, "cyclic", 32)
+    s = sd.schedule(sumsq_max)
+    s.pipeline(s.loop("k"))
+    outer, lane, buf = s.rfactor(s.loop("k"), 32, lanes=8)  # the same 32 partials, 8 updated per iteration
+    s.partition(s.buffer("X"), 2, "cyclic", 16)  # 8 lanes read X three times each: 24 reads over 2 ports a bank
+    assert "rfactor(s.loop(\"k\"), 32, lanes=8)" in str(s.trace) and s.trace.replay(sumsq_max).ir == s.ir
+    np.testing.assert_array_equal(simulate(s.ir, X), simulate(full.ir, X))  # the same sums in the same order
+    ii = {lp.var: lp.ii for lp in estimate(s.ir).loops}
+    ii_full = {lp.var: lp.ii for lp in estimate(full.ir).loops}
+    assert ii_full["k_o"] == 4 and ii["k_o"] == 1  # a partial comes round every 4th iteration
+    # 8 lanes (an fp32 multiply and add: 5 DSPs) instead of 32 for the same 8 elements a cycle; the combine
+    # levels 8, 8, 4, 2, 1 adds wide instead of one add each, and the final add
+    assert estimate(full.ir).resources["dsp"] == 32 * 5 + (5 + 1) * 2
+    assert estimate(s.ir).resources["dsp"] == 8 * 5 + (8 + 8 + 4 + 2 + 1 + 1) * 2
+    levels = [lp for lp in estimate(s.ir).loops if lp.var.startswith("k_r")]
+    assert sum(lp.cycles for lp in levels) < sum(lp.cycles for lp in estimate(full.ir).loops if lp.var.startswith("k_r"))
+    if shutil.which("g++"):
+        np.testing.assert_array_equal(s.build("hls").csim(X), simulate(s.ir, X))
+
+
+def test_rfactor_lanes_must_divide_the_factor():
+    s = sd.schedule(sumsq_max)
+    with pytest.raises(sd.ScheduleError, match="lanes must be a positive divisor of the factor 16"):
+        s.rfactor(s.loop("k"), 16, lanes=3)
+    assert s.ir == sd.schedule(sumsq_max).ir
