@@ -220,17 +220,20 @@ def qmac(X: i8[32], W: i8[16, 32]) -> i32[16]:
     return A
 
 
-def test_multiplies_bound_to_dsps_leave_the_luts():
-    def sched(bind: bool):
-        s = sd.schedule(qmac)
-        s.pipeline(s.loop("k"))
-        s.partition(s.buffer("W"), 1, "complete")
-        s.partition(s.buffer("A"), 1, "complete")
-        if bind:
-            s.bind_op(s.loop("k"), "mul", "dsp")
-        return estimate(s.ir)
+def _bound(kernel, buffers, op="mul", impl=None):
+    """The estimate of ``kernel`` with loop k pipelined, ``buffers`` partitioned whole along their first
+    dimension (every lane its own bank) and, with ``impl``, k's ``op`` bound to it."""
+    s = sd.schedule(kernel)
+    s.pipeline(s.loop("k"))
+    for b in buffers:
+        s.partition(s.buffer(b), 1, "complete")
+    if impl:
+        s.bind_op(s.loop("k"), op, impl)
+    return estimate(s.ir)
 
-    lut, dsp = sched(False), sched(True)
+
+def test_multiplies_bound_to_dsps_leave_the_luts():
+    lut, dsp = _bound(qmac, "WA"), _bound(qmac, "WA", impl="dsp")
     # 16 lanes of an 8 x 8 multiply (64 LUTs) and an i32 add (32): in LUTs, no DSP; bound, a DSP48E2 each,
     # the add in its post-adder
     assert lut.resources["dsp"] == 0 and dsp.resources["dsp"] == 16
@@ -258,16 +261,7 @@ def test_a_packed_pair_of_int4_weights_is_one_dsp_with_its_pre_adder():
     # 27-bit pre-adder and multiplier port; the activation is 8 bits
     assert narrow_bits(mul.lhs) == 27 and narrow_bits(mul.rhs) == 8
 
-    def sched(bind: bool):
-        s = sd.schedule(packed_mac)
-        s.pipeline(s.loop("k"))
-        s.partition(s.buffer("W"), 1, "complete")
-        s.partition(s.buffer("P"), 1, "complete")
-        if bind:
-            s.bind_op(s.loop("k"), "mul", "dsp")
-        return estimate(s.ir)
-
-    lut, dsp = sched(False), sched(True)
+    lut, dsp = _bound(packed_mac, "WP"), _bound(packed_mac, "WP", impl="dsp")
     # bound: a DSP48E2 per pair (two MACs), the packing add in its pre-adder, the shift by 2**22 wiring and the
     # accumulation in its post-adder: no LUT left for the 8 lanes. In LUTs: an 8 x 27 multiplier, the 48-bit
     # packing add and the 48-bit accumulate each
@@ -305,16 +299,7 @@ def fsum(X: f32[16, 64], W: f32[16, 64]) -> f32[16]:
 
 
 def test_float_adds_bound_to_fabric_leave_the_dsps():
-    def sched(impl):
-        s = sd.schedule(fsum)
-        s.pipeline(s.loop("k"))
-        for b in ("X", "W", "A"):
-            s.partition(s.buffer(b), 1, "complete")
-        if impl:
-            s.bind_op(s.loop("k"), "fadd", impl)
-        return estimate(s.ir)
-
-    dsp, fabric, full = sched(None), sched("fabric"), sched("fulldsp")
+    dsp, fabric, full = (_bound(fsum, "XWA", "fadd", impl) for impl in (None, "fabric", "fulldsp"))
     # 16 lanes: an fp32 add in 2 DSPs and 220 LUTs by default (fulldsp), in 430 LUTs bound to fabric; the
     # multiplies keep their 3 DSPs each
     assert full.resources == dsp.resources
