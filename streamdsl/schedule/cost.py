@@ -469,12 +469,13 @@ def _bound_guess(s: For) -> int:
 def _tree_depth(s: For, trips: int, clock: float) -> int:
     """Extra latency of an unrolled accumulation: a chain of adds for floats (not reassociated), a balanced
     tree for integers (Vitis balances integer expressions); copies that accumulate into locations of their
-    own do not chain."""
-    def steps(dtype) -> int:
-        return trips - 1 if isinstance(dtype, FloatType) else max(0, math.ceil(math.log2(max(1, trips))))
+    own do not chain, and copies into ``T[e % p]`` make ``p`` chains side by side."""
+    def steps(dtype, n: int) -> int:
+        return n - 1 if isinstance(dtype, FloatType) else max(0, math.ceil(math.log2(max(1, n))))
 
-    return max((steps(n.value.dtype) * op_latency(op, n.value.dtype, clock) for n, op in carried_accumulations(s)),
-               default=0)
+    chains = [(n, op, trips) for n, op in carried_accumulations(s)]
+    chains += [(n, op, math.ceil(trips / p)) for n, op, p in periodic_accumulations(s)]
+    return max((steps(n.value.dtype, m) * op_latency(op, n.value.dtype, clock) for n, op, m in chains), default=0)
 
 
 def _is_pipelined(s: For) -> bool:
