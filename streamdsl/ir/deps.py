@@ -59,6 +59,12 @@ def loop_binds(attrs) -> dict[str, str]:
     return {op: attrs.get("bind_" + op) for op in BIND_IMPL if "bind_" + op in attrs}
 
 
+def bound_impl(stack: list[dict[str, str]], cls: str | None) -> str | None:
+    """The implementation the innermost of the loops around (``stack`` of :func:`loop_binds`, innermost
+    last) that binds operator class ``cls`` asks for, or None."""
+    return next((b[cls] for b in reversed(stack) if cls in b), None) if cls else None
+
+
 def affine(e: Expr) -> dict | None:
     """``e`` as {var: coeff, None: const} over integer vars, or None if not affine."""
     if isinstance(e, Const) and isinstance(e.value, int):

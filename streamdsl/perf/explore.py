@@ -322,25 +322,25 @@ def bind_narrow_muls(s: Schedule) -> int:
     """Bind the narrow integer multiplies (an operand of at most 10 bits, which Vitis builds in LUTs) of every
     pipeline to DSPs (``bind_op``): a DSP48E2 per MAC lane (or per packed pair of MACs, ``quant.packs``)
     instead of ~64 LUTs and their flip-flops, for a board whose LUTs run out first.  Returns the loops bound."""
-    done = 0
-    for lp, _ in list(_loops_with_parents(s.ir.body)):
-        if "pipeline" in lp.attrs and "bind_mul" not in lp.attrs and any(
-                is_var_mul(n) and min(narrow_bits(n.lhs), narrow_bits(n.rhs)) <= 10
-                for b in lp.body for n in walk(b)):
-            s.bind_op(s.loop(lp.var), "mul", "dsp")
-            done += 1
-    return done
+    return _bind_pipelines(s, "mul", "dsp", lambda n: is_var_mul(n) and min(narrow_bits(n.lhs),
+                                                                            narrow_bits(n.rhs)) <= 10)
 
 
 def bind_float_adds(s: Schedule) -> int:
     """Bind the float adds and subtracts of every pipeline to LUTs (``bind_op(loop, "fadd", "fabric")``): an fp32
     add in ~430 LUTs instead of 2 DSPs and ~220 LUTs, for a board whose DSPs run out first (the norms',
     attention's and dequantisations' sums beside MAC lanes in DSPs).  Returns the loops bound."""
+    return _bind_pipelines(s, "fadd", "fabric", lambda n: bind_class(n) == "fadd")
+
+
+def _bind_pipelines(s: Schedule, op: str, impl: str, wanted) -> int:
+    """``bind_op(loop, op, impl)`` on every pipeline not yet binding ``op`` that holds a node ``wanted``
+    accepts; returns the loops bound."""
     done = 0
     for lp, _ in list(_loops_with_parents(s.ir.body)):
-        if "pipeline" in lp.attrs and "bind_fadd" not in lp.attrs and any(
-                bind_class(n) == "fadd" for b in lp.body for n in walk(b)):
-            s.bind_op(s.loop(lp.var), "fadd", "fabric")
+        if "pipeline" in lp.attrs and "bind_" + op not in lp.attrs and any(
+                wanted(n) for b in lp.body for n in walk(b)):
+            s.bind_op(s.loop(lp.var), op, impl)
             done += 1
     return done
 

@@ -58,7 +58,9 @@ import math
 from dataclasses import dataclass, field
 
 from ..ir.bounds import Ranges
-from ..ir.deps import bind_class, carried_accumulations, is_var_mul, loop_binds, names_in, periodic_accumulations
+from ..ir.deps import (
+    bind_class, bound_impl, carried_accumulations, is_var_mul, loop_binds, names_in, periodic_accumulations,
+)
 from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Select, Store, UnaryOp, Var, walk,
 )
@@ -215,16 +217,16 @@ class _Model:
                 name = "shift"  # a fused loop's indices (f // 2, f % 2): wiring
             elif name == "mul" and _class(t) == "i":
                 widths = (narrow_bits(kids[0]), narrow_bits(kids[1]))
-                if self.bound("mul"):
-                    name = "mul_" + self.bound("mul")
+                if bound_impl(self.bind, "mul"):
+                    name = "mul_" + bound_impl(self.bind, "mul")
                 if name == "mul_dsp":  # the DSP48E2's pre-adder forms one operand (a packed pair of weights)
                     pre = next((c for c in kids if isinstance(c, BinOp) and c.op in ("add", "sub")), None)
                     if pre is not None:
                         self.preadd.add(id(pre))
-            elif name in ("add", "sub") and _class(t) == "i" and self.bound("mul") == "dsp" and (
+            elif name in ("add", "sub") and _class(t) == "i" and bound_impl(self.bind, "mul") == "dsp" and (
                     id(e) in self.preadd or any(is_var_mul(c) for c in kids)):
                 name = "add_dsp"  # the pre-adder before the multiplier, or the post-adder after it
-            elif self.bind and self.bound(bind_class(e)) == "fabric" and _class(t) == "f":
+            elif bound_impl(self.bind, bind_class(e)) == "fabric" and _class(t) == "f":
                 name += "_fabric"  # a float add or multiply in LUTs only
             ops.append((name, t, widths))
             return op_latency(name, t, self.clock) + max(self.expr(c, ops) for c in kids)
@@ -239,10 +241,6 @@ class _Model:
         if isinstance(e, Select):
             return 1 + max(self.expr(x, ops) for x in (e.cond, e.then, e.orelse))
         return 0
-
-    def bound(self, cls: str | None) -> str | None:
-        """The implementation the innermost loop binding ``cls`` (a ``bind_class``) asks for, or None."""
-        return next((b[cls] for b in reversed(self.bind) if cls in b), None) if cls else None
 
     def _charge(self, ops: list, copies: int) -> None:
         for name, t, widths in ops:

@@ -17,7 +17,7 @@ from ...ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load, Ref,
     Return, Select, Store, UnaryOp, Var,
 )
-from ...ir.deps import bind_class, loop_binds
+from ...ir.deps import bind_class, bound_impl, loop_binds
 from ...ir.ops import OPS
 from ...types import DType, FixedType, FloatType, IntType, TensorType
 
@@ -117,8 +117,8 @@ class Emitter:
             return self.out_names.get(e.name, e.name) + "".join(f"[{self.index(i)}]" for i in e.indices)
         if isinstance(e, BinOp):
             text = self._typed(OPS[e.op].cpp.format(self.expr(e.lhs), self.expr(e.rhs)), e.dtype, e.op)
-            cls = bind_class(e) if self.bind and self.hoist else None
-            impl = next((b[cls] for b in reversed(self.bind) if cls in b), None) if cls else None
+            cls = bind_class(e) if self.hoist else None
+            impl = bound_impl(self.bind, cls)
             if impl is not None:
                 name = f"_b{'m' if cls == 'mul' else 'f'}{self.named}"
                 self.named += 1
