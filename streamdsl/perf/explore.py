@@ -699,7 +699,7 @@ def commit(p: DesignPerf, bits=None, prefetch: float = 0) -> DesignPerf:
 
 
 def explore(target, board="u55c", budget: int | None = None, *, clock_mhz: float | None = None,
-            bits: dict | None = None, util: float = 0.85, t: int = 1, kind=None, checkpoints: int = 3,
+            bits: dict | None = None, util: float = 0.85, t: int = 1, kind=None, checkpoints: int = 2,
             fusion: bool = True, base_config: Config | None = None) -> Exploration:
     """Explore tiling, fusion and resource allocation of ``target`` on ``board``; see the module docstring.
 
