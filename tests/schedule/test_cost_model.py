@@ -368,17 +368,9 @@ def test_the_lanes_of_an_interleaved_rfactor_carry_nothing():
     assert [p for _, _, p in periodic_accumulations(_loop(s.ir, outer.var))] == [4]
 
 
-@sd.kernel
-def parts_unrolled(X: f32[64]) -> f32[4]:
-    T: f32[4] = 0.0
-    for j in range(64):
-        T[j % 4] += X[j]
-    return T
-
-
 def test_unrolled_copies_into_interleaved_parts_make_chains_side_by_side():
     # 64 copies unrolled into 4 parts: 4 chains of 16 fp32 adds side by side, not one of 64 (nor none)
-    s = sd.schedule(parts_unrolled)
+    s = sd.schedule(parts4)
     s.unroll(s.loop("j"))
     one = sd.schedule(rowsum64)
     one.unroll(one.loop("j"))
