@@ -40,6 +40,7 @@ BIND_IMPL = {  # bind_op: the operator classes a loop can bind, and the implemen
     "fadd": ("fabric", "fulldsp"),  # float adds and subtracts (fadd, fsub)
     "fmul": ("fabric", "fulldsp"),  # float multiplies (fmul)
 }
+BIND_WHAT = {"mul": "integer multiply of two values", "fadd": "float add or subtract", "fmul": "float multiply"}
 
 
 def bind_class(e) -> str | None:

@@ -814,8 +814,12 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
                           f"slowest {slow} ({cur[slow][0]} cycles)"))
     none = {m: () for m in MOVES}
     picks = [p + (none,) for p in (snap_cfgs[-checkpoints:] if len(snap_cfgs) > checkpoints else snap_cfgs)]
-    gain = _unroll_by_gain(tasks, cur0, lambda tk, f, d: _kernel_est(fn, tk, base_cfg.reorder, f, b.name, clock, est, d),
-                           used, limit, slr_limit, cap_u)
+    def by_gain(share: float):  # the by-gain allocation under share x the board's cap
+        return _unroll_by_gain(tasks, cur0, lambda tk, f, d: _kernel_est(fn, tk, base_cfg.reorder, f, b.name, clock,
+                                                                          est, d),
+                               used, {k: v * share for k, v in limit.items()}, slr_limit, cap_u)
+
+    gain = by_gain(1.0)
     if gain is not None and (gain[1], gain[3]) != (picks[-1][1], none):
         picks = picks + [gain]
     best = start
@@ -833,14 +837,12 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
 
     for pick in picks:
         r = try_pick(*pick)
-    share = 1.0
-    while gain is not None and r.perf is not None and not r.perf.fits and share > 0.85:
+    for share in (0.95, 0.90, 0.85):
         # the board's totals hold it but its kernels do not pack onto the SLRs: the same allocation under a
-        # tighter cap, twice at most (each kernel's estimates are remembered)
-        share -= 0.05
-        gain = _unroll_by_gain(tasks, cur0, lambda tk, f, d: _kernel_est(fn, tk, base_cfg.reorder, f, b.name, clock,
-                                                                          est, d),
-                               used, {k: v * share for k, v in limit.items()}, slr_limit, cap_u)
+        # tighter cap, three times at most (each kernel's estimates are remembered)
+        if gain is None or r.perf is None or r.perf.fits:
+            break
+        gain = by_gain(share)
         if gain is not None:
             r = try_pick(*gain, label_extra=f" at {share * util:.0%}")
     if fusion:

@@ -8,7 +8,7 @@ located :class:`streamdsl.ScheduleError` that shows the offending loop.
 from __future__ import annotations
 
 from ..ir import build as B
-from ..ir.deps import BIND_IMPL, accumulation, affine, bind_class, classify, names_in
+from ..ir.deps import BIND_IMPL, BIND_WHAT, accumulation, affine, bind_class, classify, names_in
 from ..ir.nodes import (
     Alloc, Assign, Attrs, CallKernel, Const, Decl, For, If, Kernel, Load, Ref, Return, Store, TensorType, Var, walk,
 )
@@ -286,9 +286,6 @@ def unroll(k: Kernel, var: str, factor: int | None = None) -> Kernel:
     return set_loop_attr(k, var, "unroll", factor)
 
 
-WHAT = {"mul": "integer multiply of two values", "fadd": "float add or subtract", "fmul": "float multiply"}
-
-
 def bind_op(k: Kernel, var: str, op: str = "mul", impl: str = "dsp") -> Kernel:
     """``#pragma HLS bind_op`` on every operator of one class inside loop ``var``:
 
@@ -306,7 +303,7 @@ def bind_op(k: Kernel, var: str, op: str = "mul", impl: str = "dsp") -> Kernel:
                       hint=f"s.bind_op(loop, {op!r}, {BIND_IMPL[op][0]!r})")
     _path, loop = _loop(k, var)
     if not any(bind_class(n) == op for s in loop.body for n in walk(s)):
-        raise Refusal(f"loop '{var}' has no {WHAT[op]} to bind", loop=var,
+        raise Refusal(f"loop '{var}' has no {BIND_WHAT[op]} to bind", loop=var,
                       hint="a multiply by a constant is shifts and adds; bind the loop that holds the product"
                       if op == "mul" else "bind the loop that holds the float operators")
     return set_loop_attr(k, var, "bind_" + op, impl)
