@@ -506,7 +506,7 @@ def _layer_args(m, i: int, t: int, pos: int, rng) -> list:
 
 
 def _csim_llm(folder: Path, prj: dict, args) -> int:
-    from .backend.hls.project import HLSProject
+    from .backend.hls.project import DataflowProject
     from .progress import bar
 
     rebuild = f"rebuild it: streamdsl llm build {prj.get('family', 'FAMILY')} -o {folder}"
@@ -529,7 +529,8 @@ def _csim_llm(folder: Path, prj: dict, args) -> int:
     for v in bar(variants, desc="csim layers", unit="layer"):
         t, kind = int(v["t"]), v["kind"]
         layer = c.layer_types.index(kind)
-        ir = m.schedule(t, kind).graph.ir
+        g = m.schedule(t, kind)
+        ir = g.graph.ir
         names = [a["name"] for a in v["args"]][:len(ir.params)]
         if names != [p.name for p in ir.params]:
             raise CLIError(f"'{folder / v['folder']}' takes ({', '.join(names)}), this streamdsl's layer takes "
@@ -539,7 +540,7 @@ def _csim_llm(folder: Path, prj: dict, args) -> int:
         pos = min(3, m.max_len - t)  # a few cached tokens, so attention reads the cache
         inputs = _layer_args(m, layer, t, pos, rng)
         want = m.layer(t, kind).function(*inputs)
-        got = HLSProject(ir, files, sub, prj["board"], part, clock).csim(*inputs)
+        got = DataflowProject(ir, files, sub, prj["board"], part, clock, schedule=g).csim(*inputs)  # rows stored in place
         err, bad = _compare(got, want, args.rtol, args.atol)
         if bad:
             raise MismatchError(f"{v['kernel']} in {sub}: the C-simulation differs from the reference simulator: "

@@ -28,8 +28,9 @@ is not used: the kernel, the files and the host all use row-major.
 
 HBM plan (U55C: 32 pseudo-channels of 512 MiB).  Bank 0 holds the activations
 (x, y, cos, sin, inter-region buffers); the K and V caches get banks of their
-own (``kc``/``kc2`` share the K range, so the host ping-pongs two buffers per
-layer between them; likewise V); the 1-D weights (norms, biases) share one
+own (``kc`` and ``kc2`` are the same buffer per layer: the kernel reads the
+cache as ``kc`` and writes only the new rows into it as ``kc2``, ``g.store_at``;
+likewise V); the 1-D weights (norms, biases) share one
 bank; every weight matrix gets its own range of banks, as many as its
 ``layers`` copies need plus 3 % (``sp=...:HBM[a:b]``).  A port's banks are the same
 in every variant, so prefill and decode kernels share the weight and cache
@@ -267,13 +268,13 @@ def _plan_banks(model, variants: list[LayerVariant], board: str) -> dict[str, tu
     for v in variants:
         for p in v.ports:
             key = _bank_key(p)
-            if key is None or p.role == "kv_out":  # kc2/vc2 are the other buffer of the kc/vc pair
+            if key is None or p.role == "kv_out":  # kc2/vc2 are the kc/vc buffers, written in place
                 continue
             if p.role == "weight":  # every layer's copy; shared by all variants
                 if v is variants[0]:
                     need[key] = need.get(key, 0) + layers * p.nbytes
-            elif p.role == "kv_in":  # two buffers per layer (ping-pong with kv_out)
-                need[key] = max(need.get(key, 0), layers * 2 * p.nbytes)
+            elif p.role == "kv_in":  # one buffer per layer (kv_out writes its new rows in place)
+                need[key] = max(need.get(key, 0), layers * p.nbytes)
             else:  # activations: two of each per variant
                 need[key] = need.get(key, 0) + 2 * p.nbytes
     order = ["io", "kv_k", "kv_v", "vectors"] + [k for k in dict.fromkeys(

@@ -4,7 +4,10 @@ A layer takes the residual stream ``x [t, hidden]``, its weights, the KV
 cache of this layer in DRAM (``kc, vc [kv_heads, cache_len, head_dim]``),
 the RoPE tables of its positions and two scalars (``pos``: where the new
 tokens go in the cache; ``n_valid = pos + t``), and returns the new
-residual stream and the updated cache.  Prefill (``t`` = prompt length,
+residual stream and the new keys and values ``[kv_heads, t, head_dim]``,
+rows ``pos .. pos + t - 1`` of the updated cache: ``LLM.schedule`` stores
+them in place (``g.store_at``), so a step writes those rows of the cache
+buffers and nothing else of them.  Prefill (``t`` = prompt length,
 ``pos = 0``) and decode (``t = 1``) are the same function at two sizes:
 the new keys and values are appended to the cache first, and attention
 reads the cache (transformers appends before attending too).
@@ -117,7 +120,7 @@ def _gpt2(c: LLMConfig, t: int, S: int, b: dict):
     def gpt2_layer(x: f32[t, H], ln1: f32[H], ln1_b: f32[H], qkv_w: f32[H3, H], qkv_b: f32[H3], wo: f32[H, H],
                    bo: f32[H], ln2: f32[H], ln2_b: f32[H], w_fc: f32[I, H], b_fc: f32[I], w_proj: f32[H, I],
                    b_proj: f32[H], kc: f32[Hq, S, D], vc: f32[Hq, S, D], pos: i32,
-                   n_valid: i32) -> (f32[t, H], f32[Hq, S, D], f32[Hq, S, D]):
+                   n_valid: i32) -> (f32[t, H], f32[Hq, t, D], f32[Hq, t, D]):
         n1 = attn_norm(x, ln1, ln1_b)
         q, k, v = qkv(n1, qkv_w, qkv_b)
         kc2 = kv_append(kc, k, pos)
@@ -128,7 +131,7 @@ def _gpt2(c: LLMConfig, t: int, S: int, b: dict):
         n2 = mlp_norm(h, ln2, ln2_b)
         m = mlp(n2, w_fc, b_fc, w_proj, b_proj)
         y = residual(m, h)
-        return y, kc2, vc2
+        return y, k, v  # the new rows only: LLM.schedule stores them in place
 
     return gpt2_layer, ("ln1", "ln1_b", "qkv_w", "qkv_b", "o", "o_b", "ln2", "ln2_b", "fc", "fc_b", "proj", "proj_b")
 
@@ -142,7 +145,7 @@ def _llama(c: LLMConfig, t: int, S: int, b: dict):
     def llama_layer(x: f32[t, H], ln1: f32[H], wq: f32[NQ, H], wk: f32[NKV, H], wv: f32[NKV, H], wo: f32[H, NQ],
                     ln2: f32[H], wg: f32[I, H], wu: f32[I, H], wd: f32[H, I], kc: f32[Hkv, S, D],
                     vc: f32[Hkv, S, D], cos: f32[t, D], sin: f32[t, D], pos: i32,
-                    n_valid: i32) -> (f32[t, H], f32[Hkv, S, D], f32[Hkv, S, D]):
+                    n_valid: i32) -> (f32[t, H], f32[Hkv, t, D], f32[Hkv, t, D]):
         n1 = attn_norm(x, ln1)
         q, k, v = qkv(n1, wq, wk, wv)
         qr = rope_q(q, cos, sin)
@@ -155,7 +158,7 @@ def _llama(c: LLMConfig, t: int, S: int, b: dict):
         n2 = mlp_norm(h, ln2)
         m = mlp(n2, wg, wu, wd)
         y = residual(m, h)
-        return y, kc2, vc2
+        return y, kr, v  # the new rows only: LLM.schedule stores them in place
 
     return llama_layer, ("ln1", "q", "k", "v", "o", "ln2", "gate", "up", "down")
 
@@ -171,7 +174,7 @@ def _qwen2(c: LLMConfig, t: int, S: int, b: dict):
     def qwen2_layer(x: f32[t, H], ln1: f32[H], wq: f32[NQ, H], wk: f32[NKV, H], wv: f32[NKV, H], bq: f32[NQ],
                     bk: f32[NKV], bv: f32[NKV], wo: f32[H, NQ], ln2: f32[H], wg: f32[I, H], wu: f32[I, H],
                     wd: f32[H, I], kc: f32[Hkv, S, D], vc: f32[Hkv, S, D], cos: f32[t, D], sin: f32[t, D],
-                    pos: i32, n_valid: i32) -> (f32[t, H], f32[Hkv, S, D], f32[Hkv, S, D]):
+                    pos: i32, n_valid: i32) -> (f32[t, H], f32[Hkv, t, D], f32[Hkv, t, D]):
         n1 = attn_norm(x, ln1)
         q, k, v = qkv(n1, wq, wk, wv, bq, bk, bv)
         qr = rope_q(q, cos, sin)
@@ -184,7 +187,7 @@ def _qwen2(c: LLMConfig, t: int, S: int, b: dict):
         n2 = mlp_norm(h, ln2)
         m = mlp(n2, wg, wu, wd)
         y = residual(m, h)
-        return y, kc2, vc2
+        return y, kr, v  # the new rows only: LLM.schedule stores them in place
 
     return qwen2_layer, ("ln1", "q", "k", "v", "q_b", "k_b", "v_b", "o", "ln2", "gate", "up", "down")
 
@@ -200,7 +203,7 @@ def _gemma3(c: LLMConfig, t: int, S: int, b: dict):
     def gemma3_layer(x: f32[t, H], ln1: f32[H], wq: f32[NQ, H], wk: f32[NKV, H], wv: f32[NKV, H], qn: f32[D],
                      kn: f32[D], wo: f32[H, NQ], pan: f32[H], ln2: f32[H], wg: f32[I, H], wu: f32[I, H],
                      wd: f32[H, I], pmn: f32[H], kc: f32[Hkv, S, D], vc: f32[Hkv, S, D], cos: f32[t, D],
-                     sin: f32[t, D], pos: i32, n_valid: i32) -> (f32[t, H], f32[Hkv, S, D], f32[Hkv, S, D]):
+                     sin: f32[t, D], pos: i32, n_valid: i32) -> (f32[t, H], f32[Hkv, t, D], f32[Hkv, t, D]):
         n1 = attn_norm(x, ln1)
         q, k, v = qkv(n1, wq, wk, wv)
         qq = q_norm(q, qn)
@@ -217,7 +220,7 @@ def _gemma3(c: LLMConfig, t: int, S: int, b: dict):
         m = mlp(n2, wg, wu, wd)
         mn = post_mlp_norm(m, pmn)
         y = residual(mn, h)
-        return y, kc2, vc2
+        return y, kr, v  # the new rows only: LLM.schedule stores them in place
 
     return gemma3_layer, ("ln1", "q", "k", "v", "q_norm", "k_norm", "o", "post_attn_norm", "ln2", "gate", "up",
                           "down", "post_mlp_norm")

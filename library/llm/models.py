@@ -38,6 +38,16 @@ from .weights import LayerWeights, ModelWeights, QuantLinear, quantize
 BACKENDS = ("sim", "csim")
 
 
+def _with_rows(cache: np.ndarray, rows: np.ndarray, pos: int) -> np.ndarray:
+    """A copy of one layer's cache [kv_heads, max_len, head_dim] with a layer's new rows [kv_heads, t, head_dim]
+    at ``pos`` (clamped as the layer's store DMA clamps it), what the layer's in-place store leaves in DRAM."""
+    out = cache.copy()
+    t = rows.shape[1]
+    at = min(max(pos, 0), cache.shape[1] - t)
+    out[:, at:at + t] = rows
+    return out
+
+
 @dataclass
 class Cache:
     """The KV cache in (simulated) DRAM: per layer keys and values [kv_heads, max_len, head_dim]."""
@@ -130,6 +140,8 @@ class LLM:
                     g.stream(e, tile=(1, ty.shape[1]))
                 elif ty.rank == 3:  # per-head tensors and KV caches: one head at a time
                     g.stream(e, tile=(1,) + ty.shape[1:])
+                if ty.rank == 3 and g.graph.edges[e.name].is_output:  # the new keys / values: into the cache
+                    g.store_at(e, "pos", axis=1, extent=self.max_len)
             g.fuse(*g.tasks())
             g.size_fifos()
             self._schedules[key] = g
@@ -269,7 +281,8 @@ class LLM:
         new = Cache(keys, values, pos + t)
         rope = self._rope(pos, t)
         for i in bar(range(self.config.layers), desc="prefill" if t > 1 else "decode", unit="layer"):
-            x, keys[i], values[i] = self._run_layer(i, t, x, cache, pos, rope, backend)
+            x, k, v = self._run_layer(i, t, x, cache, pos, rope, backend)
+            keys[i], values[i] = _with_rows(keys[i], k, pos), _with_rows(values[i], v, pos)
         nargs = [x, w.final_norm] + ([w.final_norm_b] if self.config.norm == "layernorm" else [])
         hn = self._run_kernel(self._kernel("norm", t), nargs, backend)
         logits = self._run_kernel(self._kernel("head", t), [hn, w.lm_head], backend)

@@ -49,7 +49,6 @@ W8A8 = {"weights": 8, "vectors": 8, "act": 8, "kv": 8}
 FP32 = {"weights": 32, "vectors": 32, "act": 32, "kv": 32}
 QUANT = {4: "w4a8", 8: "w8a8", 32: "fp32"}
 ACT_EDGES = ("x", "y", "cos", "sin")
-KV_EDGES = ("kc", "vc", "kc2", "vc2")
 
 
 def _map_config(cfg: Config, src_fn, dst_fn) -> Config:
@@ -118,7 +117,8 @@ class LLMPerf:
             fn = lp.decode.schedule.function
             for d in lp.decode.dmas:
                 e = fn.graph.edges[d.tensor]
-                k = "kv" if d.tensor in KV_EDGES else "act" if d.tensor in ACT_EDGES or not e.is_input else "weights"
+                # rank 3: the KV caches read and the new keys and values stored into them
+                k = "kv" if e.type.rank == 3 else "act" if d.tensor in ACT_EDGES or not e.is_input else "weights"
                 out[k] += lp.count * d.bytes
         return out
 
@@ -136,7 +136,7 @@ class LLMPerf:
 
     @property
     def traffic_roofline_tps(self) -> float:
-        """Tokens/s at full bandwidth for this design's own traffic (weights, whole KV cache in and out, activations)."""
+        """Tokens/s at full bandwidth for this design's own traffic (weights, whole KV caches read, new rows stored, activations)."""
         return self.board.memory.total_gbs * 1e9 / sum(self.bytes_per_token().values())
 
     def ops_per_token(self) -> int:
@@ -177,8 +177,8 @@ class LLMPerf:
             "latency = TTFT + gen / decode tokens/s (the paper's definition)",
             "LM head, final norm and embedding on the host: not modeled (the head would add "
             f"{self.config.vocab * self.config.hidden * (b or FP32)['weights'] / 8 / 2**20:.1f} MiB per token)",
-            "the KV-cache append returns the whole cache, so every decode step reads and writes the whole cache "
-            "of every layer (as built; a row-only store would move 1/cache_len of the store)",
+            "the KV caches are updated in place: every decode step reads the whole cache of every layer and "
+            "stores only the new token's keys and values into it (g.store_at)",
             f"HBM roofline: {self.board.memory.total_gbs:g} GB/s over the weight matrices read once per token "
             f"({self.weight_bytes() / 2**20:.1f} MiB)",
             f"compute rooflines: {2 * layer_macs(self.config, self.prompt + self.gen) * self.config.layers / 1e9:.3f} "
@@ -214,7 +214,7 @@ class LLMPerf:
                 out.append(f"the layer takes {d.cycles - share} cycles beyond its kernels' sum: a kernel waits "
                            "when its weights stream in slower than it reads them (one DMA process reads the layer's "
                            f"weights and vectors in turn over {chans:.0f} of the {self.board.memory.channels} HBM "
-                           "channels; the KV caches' loads and stores have the rest) and attention waits for the "
+                           "channels; the KV caches' loads and the new rows' stores have the rest) and attention waits for the "
                            "KV cache")
             out.append("each W4A8 linear quantises its input row before its MACs and dequantises its outputs "
                        "after them (fp32 dividers and multipliers in few lanes), and the next kernel needs the "
@@ -229,8 +229,8 @@ class LLMPerf:
             red = [x for x in slow if x.name.split("_")[0] in ("layernorm", "rmsnorm", "attention")]
             kv = [n for n in d.nodes.values() if n.kind == "task" and n.name.startswith("kv_append")]
             if kv:
-                out.append("the KV-cache append copies the whole cache through the kernel (as built; a row-only "
-                           "store would copy one row): " + ", ".join(f"{n.name} {n.cycles}" for n in kv) + " cycles")
+                out.append("the KV-cache append streams the whole cache through to attention, the new rows put in "
+                           "on the way: " + ", ".join(f"{n.name} {n.cycles}" for n in kv) + " cycles")
             if self.quant == "fp32":
                 out.append("each fp32 MAC lane costs 5 DSPs and sustains 1 MAC per 4 cycles (the fadd recurrence on "
                            "the scalar accumulator of every library linear); int8 x int4 MACs (quant='w4a8') are "

@@ -98,7 +98,7 @@ def make_qlayer(c: LLMConfig, t: int, S: int, kind: str, scheme: str, pack: bool
         def gpt2_qlayer(x: f32[t, H], ln1: f32[H], ln1_b: f32[H], wqkv: WT[H3, H], sqkv: f32[H3], bqkv: f32[H3],
                         wo: WT[H, H], so: f32[H], bo: f32[H], ln2: f32[H], ln2_b: f32[H], wfc: WT[I, H], sfc: f32[I],
                         bfc: f32[I], wpr: WT[H, I], spr: f32[H], bpr: f32[H], kc: f32[Hq, S, D], vc: f32[Hq, S, D],
-                        pos: i32, n_valid: i32) -> (f32[t, H], f32[Hq, S, D], f32[Hq, S, D]):
+                        pos: i32, n_valid: i32) -> (f32[t, H], f32[Hq, t, D], f32[Hq, t, D]):
             n1 = norm(x, ln1, ln1_b)
             qkv = qkv_proj(n1, wqkv, sqkv, bqkv)
             q, k, v = split(qkv)
@@ -112,7 +112,7 @@ def make_qlayer(c: LLMConfig, t: int, S: int, kind: str, scheme: str, pack: bool
             g = act(f)
             m = proj(g, wpr, spr, bpr)
             y = residual(m, h)
-            return y, kc2, vc2
+            return y, k, v  # the new rows only: LLM.schedule stores them in place
 
         names = ("ln1", "ln1_b", "qkv_w*", "qkv_b", "o*", "o_b", "ln2", "ln2_b", "fc*", "fc_b", "proj*", "proj_b")
         return LayerSpec(gpt2_qlayer, names, kind, t, S)
@@ -137,7 +137,7 @@ def make_qlayer(c: LLMConfig, t: int, S: int, kind: str, scheme: str, pack: bool
                           pan: f32[H], ln2: f32[H], wg: WT[I, H], sg: f32[I], wu: WT[I, H], su: f32[I],
                           wd: WT[H, I], sd_: f32[H], pmn: f32[H], kc: f32[Hkv, S, D], vc: f32[Hkv, S, D],
                           cos: f32[t, D], sin: f32[t, D], pos: i32,
-                          n_valid: i32) -> (f32[t, H], f32[Hkv, S, D], f32[Hkv, S, D]):
+                          n_valid: i32) -> (f32[t, H], f32[Hkv, t, D], f32[Hkv, t, D]):
             n1 = norm(x, ln1)
             q2 = q_proj(n1, wq, sq)
             k2 = kv_proj(n1, wk, sk)
@@ -163,7 +163,7 @@ def make_qlayer(c: LLMConfig, t: int, S: int, kind: str, scheme: str, pack: bool
             m = down_proj(gu, wd, sd_)
             mn = norm(m, pmn)
             y = residual(mn, h)
-            return y, kc2, vc2
+            return y, kr, v  # the new rows only: LLM.schedule stores them in place
 
         names = ("ln1", "q*", "k*", "v*", "q_norm", "k_norm", "o*", "post_attn_norm", "ln2", "gate*", "up*", "down*",
                  "post_mlp_norm")
@@ -175,7 +175,7 @@ def make_qlayer(c: LLMConfig, t: int, S: int, kind: str, scheme: str, pack: bool
                          sk: f32[NKV], bk: f32[NKV], wv: WT[NKV, H], sv: f32[NKV], bv: f32[NKV], wo: WT[H, NQ],
                          so: f32[H], ln2: f32[H], wg: WT[I, H], sg: f32[I], wu: WT[I, H], su: f32[I],
                          wd: WT[H, I], sd_: f32[H], kc: f32[Hkv, S, D], vc: f32[Hkv, S, D], cos: f32[t, D],
-                         sin: f32[t, D], pos: i32, n_valid: i32) -> (f32[t, H], f32[Hkv, S, D], f32[Hkv, S, D]):
+                         sin: f32[t, D], pos: i32, n_valid: i32) -> (f32[t, H], f32[Hkv, t, D], f32[Hkv, t, D]):
             n1 = norm(x, ln1)
             q2 = q_proj(n1, wq, sq, bq)
             k2 = kv_proj(n1, wk, sk, bk)
@@ -197,7 +197,7 @@ def make_qlayer(c: LLMConfig, t: int, S: int, kind: str, scheme: str, pack: bool
             gu = mul(ga, u)
             m = down_proj(gu, wd, sd_)
             y = residual(m, h)
-            return y, kc2, vc2
+            return y, kr, v  # the new rows only: LLM.schedule stores them in place
 
         names = ("ln1", "q*", "q_b", "k*", "k_b", "v*", "v_b", "o*", "ln2", "gate*", "up*", "down*")
         return LayerSpec(qwen2_qlayer, names, kind, t, S)
@@ -207,7 +207,7 @@ def make_qlayer(c: LLMConfig, t: int, S: int, kind: str, scheme: str, pack: bool
                      wv: WT[NKV, H], sv: f32[NKV], wo: WT[H, NQ], so: f32[H], ln2: f32[H], wg: WT[I, H],
                      sg: f32[I], wu: WT[I, H], su: f32[I], wd: WT[H, I], sd_: f32[H], kc: f32[Hkv, S, D],
                      vc: f32[Hkv, S, D], cos: f32[t, D], sin: f32[t, D], pos: i32,
-                     n_valid: i32) -> (f32[t, H], f32[Hkv, S, D], f32[Hkv, S, D]):
+                     n_valid: i32) -> (f32[t, H], f32[Hkv, t, D], f32[Hkv, t, D]):
         n1 = norm(x, ln1)
         q2 = q_proj(n1, wq, sq)
         k2 = kv_proj(n1, wk, sk)
@@ -229,7 +229,7 @@ def make_qlayer(c: LLMConfig, t: int, S: int, kind: str, scheme: str, pack: bool
         gu = mul(ga, u)
         m = down_proj(gu, wd, sd_)
         y = residual(m, h)
-        return y, kc2, vc2
+        return y, kr, v  # the new rows only: LLM.schedule stores them in place
 
     names = ("ln1", "q*", "k*", "v*", "o*", "ln2", "gate*", "up*", "down*")
     return LayerSpec(llama_qlayer, names, kind, t, S)

@@ -19,6 +19,7 @@ from typing import ClassVar
 from ..errors import ScheduleError, StreamDSLError, caller_loc, user_facing
 from ..ir.nodes import Kernel
 from ..schedule.schedule import Schedule
+from ..types import IntType
 from . import fifo as F
 from .fusion import FusionPlan, greedy_fuse, non_convex
 from .graph import DataflowFunction, DataflowGraph
@@ -54,6 +55,22 @@ class FifoHandle(_Handle):
     kind = "fifo"
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where a graph result is stored (``g.store_at``): rows ``offset .. offset + n`` along ``axis`` of a
+    top-level array ``extent`` long there, ``offset`` a scalar parameter clamped to ``0 .. extent - n``."""
+
+    axis: int
+    extent: int
+    offset: str
+
+    def full_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return shape[:self.axis] + (self.extent,) + shape[self.axis + 1:]
+
+    def __str__(self) -> str:
+        return f"at {self.offset} of {self.extent} along axis {self.axis}"
+
+
 def _err(prim: str, message: str, hint: str | None = None) -> ScheduleError:
     return ScheduleError(f"{prim}: {message}", caller_loc(), hint=hint)
 
@@ -75,6 +92,7 @@ class DataflowSchedule:
         self._region: dict[str, int] = {t: n for n, t in enumerate(self.graph.tasks)}
         self._pins: dict[str, int] = {}
         self._bundles: list[tuple[str, ...]] = []
+        self._placed: dict[str, Placement] = {}
         self._sized: dict[str, int] = {}
         self._sizing: F.Sizing | None = None
         self._sized_for: tuple | None = None  # the timing the sizing was computed for
@@ -229,6 +247,42 @@ class DataflowSchedule:
 
     def bundles(self) -> list[tuple[str, ...]]:
         return list(self._bundles)
+
+    @user_facing
+    def store_at(self, edge, offset: str, axis: int, extent: int) -> Placement:
+        """Store graph result ``edge`` in place, into a larger array: the top function's port is ``extent``
+        long along ``axis`` and the result's ``n`` rows land at ``offset .. offset + n - 1`` there (``offset``
+        a scalar parameter, clamped to ``0 .. extent - n``); the rest of the array is left as it was.  A KV
+        cache updated in place: the layer returns only its new rows, its store DMA writes just those, and
+        the host passes the cache buffer itself as the port (the function's value is still the rows)."""
+        name = self._edge("store_at", edge)
+        e = self.graph.edges[name]
+        if not e.is_output:
+            raise _err("store_at", f"edge '{name}' is not a result of '{self.graph.ir.name}'",
+                       hint="only what the function returns is stored to memory")
+        if e.is_input:
+            raise _err("store_at", f"edge '{name}' is a parameter returned unchanged: it has no store DMA of its own")
+        shape = e.type.shape
+        if isinstance(axis, bool) or not isinstance(axis, int) or not 0 <= axis < len(shape):
+            raise _err("store_at", f"axis must be a dimension of '{name}' ({e.type}): 0 to {len(shape) - 1}, "
+                       f"got {axis!r}", hint="the axis the rows are placed along, e.g. axis=1 of [heads, t, dim]")
+        if isinstance(extent, bool) or not isinstance(extent, int) or extent < shape[axis]:
+            raise _err("store_at", f"extent must be an integer of at least {shape[axis]} (the result's length "
+                       f"along axis {axis}), got {extent!r}", hint="the whole array's length along the axis")
+        ints = [q.name for q in self.graph.ir.params if isinstance(q.type, IntType)]
+        if offset not in ints:
+            raise _err("store_at", f"offset must name an integer scalar parameter of '{self.graph.ir.name}', "
+                       f"got {offset!r}", hint=f"its integer scalars: {', '.join(ints) or 'none'}")
+        if name in self._placed:
+            raise _err("store_at", f"edge '{name}' is already stored {self._placed[name]}",
+                       hint="each result is stored in one place")
+        self._placed[name] = Placement(axis, extent, offset)
+        self.trace.append(f"g.store_at(g.edge({name!r}), {offset!r}, axis={axis}, extent={extent})")
+        return self._placed[name]
+
+    def placements(self) -> dict[str, Placement]:
+        """The results ``store_at`` places in larger arrays, by edge."""
+        return dict(self._placed)
 
     # -------------------------------------------------------------- regions
     @user_facing
@@ -527,4 +581,4 @@ def dataflow_schedule(fn) -> DataflowSchedule:
     return DataflowSchedule(fn)
 
 
-__all__ = ["DataflowSchedule", "EdgeHandle", "FifoHandle", "TaskHandle", "Fifo", "dataflow_schedule"]
+__all__ = ["DataflowSchedule", "EdgeHandle", "FifoHandle", "Placement", "TaskHandle", "Fifo", "dataflow_schedule"]

@@ -47,7 +47,8 @@ def render(g: "DataflowSchedule") -> str:
     lines.append("  edges:")
     for e in graph.edges.values():
         src = "input (DMA)" if e.is_input else e.producer
-        dst = [c for c, _ in e.consumers] + (["output (DMA)"] if e.is_output else [])
+        place = g.placements().get(e.name)
+        dst = [c for c, _ in e.consumers] + ([f"output (DMA{', ' + str(place) if place else ''})"] if e.is_output else [])
         lines.append(f"    {e.name}: {e.type}  {src} -> {', '.join(dict.fromkeys(dst))}")
         if not e.is_input:
             lines.append(f"      producer {describe(g.layout(e.name))}{nest(e.producer, e.name)}")

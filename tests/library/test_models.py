@@ -15,6 +15,7 @@ import pytest
 import torch
 from test_hf_parity import build_hf, prompt
 
+from streamdsl.dataflow.dfschedule import Placement
 from streamdsl.library.llm import models
 from streamdsl.library.llm.config import FAMILIES, LLMError
 from streamdsl.library.llm.weights import from_hf
@@ -94,6 +95,25 @@ def test_one_layer_is_one_fused_region_with_sized_fifos():
     assert all(v == 0 for v in res.backpressure.values())
     text = str(g)
     assert "(sized)" in text and "kv_append" in text
+
+
+def test_a_step_stores_only_its_new_rows_into_the_caches_in_place():
+    config, hf = build_hf("llama")
+    m = models.llama(config, max_len=16).load(from_hf(hf))
+    g = m.schedule(1)
+    assert g.placements() == {"kr": Placement(1, 16, "pos"), "v": Placement(1, 16, "pos")}
+    row = config.kv_heads * config.head_dim * 4
+    stores = {n.dma.tensor: n.dma.tensor_type.size * 4 for n in g.lowered().nodes.values() if n.kind == "store"}
+    assert stores == {"y": config.hidden * 4, "kr": row, "v": row}  # the rows, not the 16-position caches
+    src = g.build("hls").source
+    assert f"float kr[{config.kv_heads}][16][{config.head_dim}]" in src and "const int at = pos < 0" in src
+    ids = prompt(config, length=5)
+    _, cache = m.prefill(ids)
+    before = [k.copy() for k in cache.keys]
+    _, after = m.decode(3, cache, backend="csim")
+    assert all(np.array_equal(k, b) for k, b in zip(cache.keys, before)), "the caller's cache is left as it was"
+    for k, b in zip(after.keys, before):  # only row 5 changed: the rows C-simulation wrote back
+        assert np.array_equal(np.delete(k, 5, axis=1), np.delete(b, 5, axis=1)) and np.any(k[:, 5] != 0)
 
 
 def test_a_full_cache_is_a_located_error():

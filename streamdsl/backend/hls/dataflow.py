@@ -109,6 +109,7 @@ class DataflowEmitter:
     def __init__(self, g, low: Lowered, depths: dict[str, int], priority: dict[str, tuple[int, int]]):
         self.g, self.low, self.depths, self.priority = g, low, depths, priority
         self.graph = g.graph
+        self.params = {p.name: p.type for p in self.graph.ir.params}
         self.fns: list[str] = []
         self.kernels_done: set[str] = set()
         self.calls = {t: s for t, s in zip(self.graph.tasks, (x for x in self.graph.ir.body if isinstance(x, CallKernel)))}
@@ -156,8 +157,14 @@ class DataflowEmitter:
             (inp,) = self.ins(n.name)
         code(f"// {d}")
         code(f"static void {cname(n.name)}({', '.join(args)}) {{")
-        code(f"L_{cname(n.name)}: for (int p = 0; p < {it.num_tokens}; p++) {{", 1)
         offs = offset_exprs(it, "p")
+        place = self.placed(n)
+        if place is not None:  # g.store_at: the rows land at the offset (clamped) of a larger array
+            last = place.extent - d.tensor_type.shape[place.axis]
+            code(f"// {d.tensor} {place}", 1)
+            code(f"const int at = {place.offset} < 0 ? 0 : ({place.offset} > {last} ? {last} : {place.offset});", 1)
+            offs[place.axis] = "at" if offs[place.axis] == "0" else f"at + {offs[place.axis]}"
+        code(f"L_{cname(n.name)}: for (int p = 0; p < {it.num_tokens}; p++) {{", 1)
         if d.direction == "load":
             code(f"{token_type(it)} t;", 2)
             tile_loop(code, it, "t.v[{f}] = " + _sub(arr, offs, ["{e[%d]}" % k for k in range(len(offs))]) + ";", 2)
@@ -178,7 +185,21 @@ class DataflowEmitter:
             return [(f"const {ctype(t.dtype)} {arr}{dims(t)}", arr)] + [(self.port(f), self.stream(f))
                                                                        for f in self.outs(n.name)]
         f = self.ins(n.name)[0]
-        return [(self.port(f), self.stream(f)), (f"{ctype(t.dtype)} {arr}{dims(t)}", arr)]
+        place = self.placed(n)
+        if place is None:
+            return [(self.port(f), self.stream(f)), (f"{ctype(t.dtype)} {arr}{dims(t)}", arr)]
+        off = self.params[place.offset]
+        return [(self.port(f), self.stream(f)), (f"{ctype(t.dtype)} {arr}{dims(self.array_type(n))}", arr),
+                (f"{ctype(off)} {place.offset}", place.offset)]
+
+    def placed(self, n: Node):
+        """The placement (``g.store_at``) of the result a store DMA writes, if any."""
+        return self.g._placed.get(n.dma.tensor) if n.kind == "store" else None
+
+    def array_type(self, n: Node) -> TensorType:
+        """The type of the array a DMA reads or writes: the tensor's, or the larger one ``store_at`` places it in."""
+        t, place = n.dma.tensor_type, self.placed(n)
+        return t if place is None else TensorType(t.dtype, place.full_shape(t.shape))
 
     def bundle(self, names: tuple[str, ...]) -> str:
         """One process that runs the bundled loads one after the other (``g.bundle``)."""
@@ -413,8 +434,10 @@ class DataflowEmitter:
             if n.kind in ("load", "store"):
                 arr = self.array_name(n.dma.tensor)
                 written = n.kind == "store"
-                old = arrays.get(arr, (n.dma.tensor_type, False))
-                arrays[arr] = (n.dma.tensor_type, old[1] or written)
+                old = arrays.get(arr, (self.array_type(n), False))
+                arrays[arr] = (self.array_type(n), old[1] or written)
+                if self.placed(n) is not None and self.placed(n).offset not in scalars:
+                    scalars.append(self.placed(n).offset)
         streams = [f for f in self.low.streams if self.low.nodes[f.dst].region == r]
         for f in streams:
             d = self.depths[f.name]
@@ -487,12 +510,20 @@ def emit(g, low: Lowered, depths: dict[str, int], priority: dict[str, tuple[int,
 __all__ = ["build", "emit", "generate"]
 
 
+def placed_results(g) -> dict:
+    """Result index -> its placement (``g.store_at``) in a larger array, for the results that have one."""
+    ret = next(s for s in g.graph.ir.body if isinstance(s, Return))
+    return {n: g.placements()[v.name] for n, v in enumerate(ret.values) if v.name in g.placements()}
+
+
 def top_function(g, calls: list[str], scratch: list[tuple[str, TensorType]]) -> tuple[str, str]:
     """(prototype, definition) of the top function: m_axi ports, then the regions in order."""
     ir = g.graph.ir
     ports: list[tuple[str, object, bool]] = [(p.name, p.type, False) for p in ir.params]
     ret = next(s for s in ir.body if isinstance(s, Return))
-    ports += [(v.name, t, True) for v, t in zip(ret.values, ir.results)]
+    placed = g.placements()
+    ports += [(v.name, TensorType(t.dtype, placed[v.name].full_shape(t.shape)) if v.name in placed else t, True)
+              for v, t in zip(ret.values, ir.results)]
     ports += [(b, t, True) for b, t in scratch]
     args, pragmas = [], []
     for n, (name, t, written) in enumerate(ports):
@@ -519,7 +550,8 @@ def generate(g, low: Lowered, depths: dict[str, int], priority: dict[str, tuple[
         lint(g.kernel_ir(t))
     fns, calls, scratch = emit(g, low, depths, priority)
     proto, top = top_function(g, calls, scratch)
-    return project_files(g.graph.ir, fns + [top], [proto], board, source, scratch, includes=("hls_stream.h",))
+    return project_files(g.graph.ir, fns + [top], [proto], board, source, scratch, includes=("hls_stream.h",),
+                         placed=placed_results(g))
 
 
 def build(g, output=None, board: str = "u55c", overwrite: bool = False):

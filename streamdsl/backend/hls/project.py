@@ -142,12 +142,35 @@ class HLSProject:
                 raise CSimError(f"the C-simulation of '{k.name}' failed (exit {run.returncode}): "
                                 f"{(run.stderr or run.stdout).strip()[:2000]}")
             outs = []
+            placed = self._placed()
             for n, t in enumerate(k.results):
                 dt = t.dtype if isinstance(t, TensorType) else t
                 raw = np.fromfile(os.path.join(tmp, f"out_{n}.bin"), dtype=_np_transport(dt))
                 val = convert(raw, dt)
+                if n in placed:
+                    val = self._window(n, placed[n], val.reshape(placed[n].full_shape(t.shape)), t, arrays)
                 outs.append(val.reshape(t.shape) if isinstance(t, TensorType) else val[0])
         return outs[0] if len(outs) == 1 else (tuple(outs) if outs else None)
+
+    def _placed(self) -> dict:
+        """Result index -> placement in a larger array (``g.store_at``); a kernel's project has none."""
+        return {}
+
+    def _window(self, n: int, place, full: np.ndarray, t: TensorType, arrays) -> np.ndarray:
+        """The rows a placed result wrote, from the whole array the testbench gave it (zeros before the call);
+        a write outside them is an error."""
+        k = self.kernel
+        off = int(np.asarray(arrays[[p.name for p in k.params].index(place.offset)]))
+        rows = t.shape[place.axis]
+        at = min(max(off, 0), place.extent - rows)
+        inside = [slice(None)] * full.ndim
+        inside[place.axis] = slice(at, at + rows)
+        rest = full.copy()
+        rest[tuple(inside)] = 0
+        if np.any(rest != 0):
+            raise CSimError(f"the C-simulation of '{k.name}' wrote result {n} outside rows {at}..{at + rows - 1} "
+                            f"of axis {place.axis} ({place})", hint="this is a streamdsl bug; please report it")
+        return full[tuple(inside)]
 
     def _build(self) -> Path:
         if self._binary is not None and self._binary.exists():
@@ -197,6 +220,11 @@ class DataflowProject(HLSProject):
     def __repr__(self) -> str:
         return "<Dataflow" + super().__repr__()[1:]
 
+    def _placed(self) -> dict:
+        from .dataflow import placed_results
+
+        return placed_results(self.schedule) if self.schedule is not None else {}
+
     def report(self) -> str:
         g = self.schedule
         onchip = g.onchip_bytes()
@@ -214,9 +242,11 @@ def generate(k: Kernel, board: str = "u55c", source: str = "?") -> dict[str, str
 
 
 def project_files(k: Kernel, functions: list[str], prototypes: list[str], board: str, source: str,
-                  scratch: list[tuple[str, TensorType]] = (), includes: tuple[str, ...] = ()) -> dict[str, str]:
+                  scratch: list[tuple[str, TensorType]] = (), includes: tuple[str, ...] = (),
+                  placed: dict | None = None) -> dict[str, str]:
     """The files of a project whose top function has ``k``'s params and results (plus ``scratch``
-    DRAM buffers the testbench allocates), defined by ``functions``."""
+    DRAM buffers the testbench allocates), defined by ``functions``; ``placed`` (result index -> placement,
+    ``g.store_at``): the testbench gives those results their whole arrays."""
     if board not in BOARDS:
         raise HLSProjectError(f"unknown board {board!r}", hint=f"known boards: {', '.join(BOARDS)}")
     part, clock = BOARDS[board]
@@ -233,6 +263,8 @@ def project_files(k: Kernel, functions: list[str], prototypes: list[str], board:
     for n, t in enumerate(k.results):
         dt = t.dtype if isinstance(t, TensorType) else t
         shape = t.shape if isinstance(t, TensorType) else (1,)
+        if placed and n in placed:  # the whole array the result is placed in; csim reads its rows back
+            shape = placed[n].full_shape(shape)
         results.append(dict(name=f"result{n}", ctype=ctype(dt), transport=_transport(dt), dims="".join(f"[{d}]" for d in shape),
                             size=int(np.prod(shape)), file=f"out_{n}.bin", zero="[0]" * len(shape),
                             to_transport=_to_transport(dt, "flat[n]")))
