@@ -20,7 +20,9 @@ How each part is modeled:
   channels of a region's DMAs are allocated by :func:`allocate_channels`; a
   bundle (``g.bundle``: one DMA process reading its inputs in turn) gets
   channels as one DMA and each member moves at that rate while it runs.
-  First-beat latency :data:`streamdsl.dataflow.timing.DMA_LATENCY` cycles; a
+  First-beat latency :data:`streamdsl.dataflow.timing.DMA_LATENCY` cycles; the
+  data moves at the channels' rate, not a whole number of cycles per token
+  (:func:`dma_timing`: the burst buffer keeps the memory busy), and the last
   token is whole when its last word arrives.
 * **Converters, forks**: as :mod:`streamdsl.dataflow.timing` (they do not
   depend on the board).
@@ -126,6 +128,26 @@ def _share(d: DmaModel, shared: list[DmaModel]) -> float:
     return d.bytes / max(1, sum(min(x.bytes, d.bytes) for x in shared))
 
 
+def dma_timing(tokens: int, token_bytes: int, per_cycle: float) -> tuple[int, int]:
+    """(II, latency) of a DMA's token-sim task: ``tokens`` tokens of ``token_bytes`` at ``per_cycle`` bytes a cycle.
+
+    The m_axi burst buffer keeps the memory busy, so the data takes ``ceil(tokens x token_bytes / per_cycle)``
+    cycles (at least a cycle a token: the stream moves one a cycle at most), not a whole number of cycles per
+    token; the task's II is the nearest whole number to ``token_bytes / per_cycle`` (at least 1) and its
+    latency (at least the first beat's :data:`DMA_LATENCY` plus one token) makes the last token land when
+    the data is in, as :func:`~streamdsl.dataflow.timing.spread` spreads a kernel's cycles."""
+    exact = token_bytes / per_cycle
+    ii = max(1, round(exact))
+    total = max(tokens, math.ceil(tokens * exact - 1e-9))
+    return ii, max(DMA_LATENCY + ii - 1, DMA_LATENCY - 1 + total - (tokens - 1) * ii)
+
+
+def dma_data_cycles(tokens: int, token_bytes: int, per_cycle: float) -> int:
+    """Cycles from a DMA's first beat to its last token (:func:`dma_timing`)."""
+    ii, lat = dma_timing(tokens, token_bytes, per_cycle)
+    return (tokens - 1) * ii + lat - DMA_LATENCY + 1
+
+
 def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float | None = None,
                       windows: dict[str, int] | None = None) -> int:
     """Give each DMA of one region a share of ``channels`` memory channels; returns the channels used.
@@ -134,18 +156,20 @@ def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float 
     channel's share of the region's bytes, share one channel (the last),
     served round-robin as m_axi ports bundled on one HBM channel are: each
     gets the average share :func:`_share`;
-    a lone small DMA simply has that channel.  Every other DMA gets one channel
+    a lone small DMA simply has that channel; with ``windows`` and ``channel_bytes``, a small DMA its share
+    would make late (its time past its window: the KV cache attention waits for) gets a channel of its own
+    instead.  Every other DMA gets one channel
     of its own, and the spare channels go one at a time to the DMA with the
     most bytes per channel (its data striped over them, one AXI port each).
     When the larger DMAs alone outnumber the channels, all but the largest
     ``channels - 1`` share the last one.
 
     ``channel_bytes`` (bytes per cycle one channel moves): the channels then
-    go by the DMA's time as the token simulator sees it, ``tokens x
-    ceil(token bytes / (channels x channel_bytes))``, to make the longest of
-    those times the smallest the channels allow (a DMA whose token needs 1.1
-    channel-cycles gains nothing from a 2nd channel until its token fits in
-    1); the channels left then go one step at a time where they save the most
+    go by the DMA's time as the token simulator sees it (:func:`dma_data_cycles`:
+    its bytes over ``channels x channel_bytes``, at least a cycle a token), to
+    make the longest of those times the smallest the channels allow (a DMA
+    already at a token a cycle gains nothing from another channel); the
+    channels left then go one step at a time where they save the most
     cycles per channel, and channels that shorten no DMA stay unused.
 
     ``windows`` (DMA name -> the cycles it may take without delaying the design, :func:`dma_windows`): the
@@ -162,8 +186,16 @@ def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float 
         split -= 1
         tail += order[split].bytes
     own, shared = order[:split], order[split:]
+    while channel_bytes is not None and windows and shared and len(own) + 2 <= channels:
+        # a small DMA its round-robin share would make late (past its window) gets a channel of its own
+        late = [d for d in shared if d.bytes / (_share(d, shared) * channel_bytes) > windows.get(d.name, math.inf)]
+        if not late:
+            break
+        d = max(late, key=lambda d: d.bytes)
+        shared.remove(d)
+        own.append(d)
     if len(shared) <= 1:
-        own, shared = order, []
+        own, shared = own + shared, []
     if len(own) + (1 if shared else 0) > channels:
         own, shared = order[:channels - 1], order[channels - 1:]
     for d in own:
@@ -178,7 +210,7 @@ def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float 
     elif own:
         def cyc(d, c: int) -> int:
             parts = d.parts or ((d.tokens, d.token_bytes),)
-            return sum(n * max(1, math.ceil(tb / (c * channel_bytes))) for n, tb in parts)
+            return sum(dma_data_cycles(n, tb, c * channel_bytes) for n, tb in parts)
 
         def need(d, limit: int) -> int | None:  # fewest channels that bring d within limit
             return next((c for c in range(1, avail + 1) if cyc(d, c) <= limit), None)
@@ -699,9 +731,9 @@ def model_tasks(g, board="u55c", clock_mhz: float | None = None, bits: dict | No
         gbs = min(ports * port_gbs, d.channels * mem.channel_gbs)
         d.gbs = gbs
         per_cycle = gbs * 1e9 / (clock * 1e6)  # bytes per cycle
-        d.ii = max(1, math.ceil(d.token_bytes / per_cycle))
         old = nodes[d.name].task
-        nodes[d.name].task = Task(d.name, old.iters, d.ii, DMA_LATENCY + d.ii - 1, fill=old.fill, drain=old.drain)
+        d.ii, lat = dma_timing(old.iters, d.token_bytes, per_cycle)
+        nodes[d.name].task = Task(d.name, old.iters, d.ii, lat, fill=old.fill, drain=old.drain)
         d.cycles = nodes[d.name].task.latency
         nodes[d.name].cycles = d.cycles
         r = _zero()

@@ -5,6 +5,7 @@ import pytest
 
 import streamdsl as sd
 from streamdsl import f32
+from streamdsl.dataflow.timing import DMA_LATENCY
 from streamdsl.dataflow.tokensim import Edge, Task
 from streamdsl.perf import BOARDS, board, model_design, partition_slrs
 from streamdsl.perf.boards import BoardError, RESOURCES
@@ -213,11 +214,25 @@ def test_small_dmas_share_one_channel():
     assert got["w1"] + got["w2"] == 3 and got["w1"] == 2  # the spare to the most bytes per channel
 
 
+def test_a_dma_moves_its_data_at_the_channels_rate_not_whole_cycles_a_token():
+    from streamdsl.perf.model import dma_data_cycles, dma_timing
+
+    assert dma_timing(100, 512, 64.0) == (8, DMA_LATENCY + 7)  # a whole 8 cycles a token: as before
+    # 1792-byte tokens over 31 HBM channels (1782.5 bytes a cycle): a token a cycle, 7 cycles behind by the end
+    # (whole cycles a token would take 2 a token, 2432 cycles)
+    ii, lat = dma_timing(1216, 1792, 31 * 57.5)
+    assert ii == 1 and dma_data_cycles(1216, 1792, 31 * 57.5) == 1223 == -(-1216 * 1792 // 1782.5)
+    assert lat == DMA_LATENCY + 7  # the last token lands when the data is in
+    assert dma_data_cycles(10, 64, 640.0) == 10  # at least a cycle a token: the stream moves one a cycle
+    assert dma_timing(1, 100, 64.0) == (2, DMA_LATENCY + 1)
+
+
 def test_channels_by_token_time_minimise_the_longest_dma():
-    # 512-byte tokens at 64 bytes per channel-cycle: 8 channels move a token a cycle, 7 need 2 cycles
+    # 512-byte tokens at 64 bytes per channel-cycle: 8 channels move a token a cycle (100 cycles), 6 the data at
+    # their rate (134 cycles)
     ds = [DmaModel("a", "a", "load", 0, 4, 512 * 100, 100, 512), DmaModel("b", "b", "load", 0, 4, 512 * 100, 100, 512)]
     used = allocate_channels(ds, 12, channel_bytes=64.0)
-    assert sorted(d.channels for d in ds) == [4.0, 8.0]  # 100 cycles and 200: 6 + 6 would give 200 and 200
+    assert sorted(d.channels for d in ds) == [6.0, 6.0]  # 134 cycles each: 4 + 8 would give 200 and 100
     assert used == 12
     ds2 = [DmaModel("a", "a", "load", 0, 4, 512 * 100, 100, 512)]
     assert allocate_channels(ds2, 12, channel_bytes=64.0) == 8  # a 9th channel shortens nothing: unused
@@ -232,6 +247,19 @@ def test_exploring_the_prefill_layer_never_models_it_slower():
     own = llm_perf(c, "u55c", prompt=8, gen=2, bits=W4A8, explore_prefill=True)
     assert all(lp.prefill.fits for lp in own.layers)
     assert own.ttft_s <= mapped.ttft_s  # the prefill's own best is kept only when it beats the decode factors
+
+
+def test_a_small_dma_its_shared_channel_would_make_late_gets_its_own():
+    def dmas():
+        return [DmaModel("w", "w", "load", 0, 4, 1 << 20, 1024, 1024), DmaModel("k", "k", "load", 0, 32, 6400, 10, 640),
+                DmaModel("s1", "s1", "load", 0, 32, 640, 1, 640), DmaModel("s2", "s2", "load", 0, 32, 640, 1, 640)]
+    ds = dmas()  # k shares the last channel with s1 and s2: 5/6 of it, 120 cycles
+    allocate_channels(ds, 4, channel_bytes=64.0, windows={"w": 10_000, "k": 1000, "s1": 1000, "s2": 1000})
+    assert {d.name: d.channels for d in ds}["k"] == pytest.approx(6400 / 7680)
+    ds = dmas()  # needed within 110 cycles: a channel of its own (100 cycles), s1 and s2 share the last
+    allocate_channels(ds, 4, channel_bytes=64.0, windows={"w": 10_000, "k": 110, "s1": 1000, "s2": 1000})
+    got = {d.name: d.channels for d in ds}
+    assert got["k"] == 1.0 and got["s1"] == got["s2"] == pytest.approx(0.5) and got["w"] == 2.0
 
 
 def test_channels_follow_the_windows():
