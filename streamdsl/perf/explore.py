@@ -417,6 +417,7 @@ def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict,
     steps = 0
     while True:
         best = None
+        now = used(cur)  # a trial changes one kernel: the board's use is this, less its old, plus its new
         for tk in tasks:
             for variant in (moved[tk], moved[tk] ^ {"dsp"}):  # as bound now, and its multiplies moved (float adds
                 # move only when nothing widens: _move_operators)
@@ -433,16 +434,14 @@ def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict,
                     gained += 1
                     if any(new[1].get(r, 0) > slr_limit[r] for r in slr_limit):
                         break
-                    trial = dict(cur)
-                    trial[tk] = new
-                    if any(v > limit[r] for r, v in used(trial).items()):
+                    if _over(now, cur[tk][1], new[1], limit):
                         continue  # a wider step may move more operators off the full resource
                     share = max(max(0, new[1].get(r, 0) - cur[tk][1].get(r, 0)) / max(limit[r], 1.0) for r in limit)
                     score = (cur[tk][0] - new[0]) / max(share, 1e-9)
                     if best is None or score > best[0]:
                         best = (score, tk, nu, variant, new)
         if best is None:  # nothing widens: move a kernel's operators where that frees the most of a full resource
-            best = _move_operators(tasks, u, moved, cur, est, used, limit, slr_limit)
+            best = _move_operators(tasks, u, moved, cur, est, now, limit, slr_limit)
             if best is None:
                 break
         _, tk, nu, variant, new = best
@@ -457,7 +456,12 @@ def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict,
             + (f"; float adds of {len(by_move['fabric'])} kernel(s) in LUTs" if by_move["fabric"] else ""), by_move)
 
 
-def _move_operators(tasks, u, moved, cur, est, used, limit, slr_limit):
+def _over(now: dict, old: dict, new: dict, limit: dict) -> bool:
+    """Does the board's use ``now`` with one kernel's resources ``old`` replaced by ``new`` pass ``limit``?"""
+    return any(now[r] - old.get(r, 0) + new.get(r, 0) > limit[r] for r in limit)
+
+
+def _move_operators(tasks, u, moved, cur, est, now, limit, slr_limit):
     """The kernel and move (:data:`MOVES`) at its factor that frees the most share of one resource per share
     of another it takes (multiplies to DSPs free LUTs/FFs, float adds to LUTs free DSPs; that room then widens
     the others), as a step ``(0, task, factor, moves, estimate)``; None if none fits."""
@@ -469,9 +473,7 @@ def _move_operators(tasks, u, moved, cur, est, used, limit, slr_limit):
             new = est(tk, u[tk], moved[tk] | {m})
             if new is None or any(new[1].get(r, 0) > slr_limit[r] for r in slr_limit):
                 continue
-            trial = dict(cur)
-            trial[tk] = new
-            if any(v > limit[r] for r, v in used(trial).items()):
+            if _over(now, cur[tk][1], new[1], limit):
                 continue
             delta = {r: (new[1].get(r, 0) - cur[tk][1].get(r, 0)) / max(limit[r], 1.0) for r in limit}
             freed = max(-d for d in delta.values())

@@ -208,9 +208,13 @@ def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float 
             best = max(own, key=lambda d: d.bytes / d.channels)
             best.channels += 1.0
     elif own:
+        times: dict[tuple[str, int], int] = {}
+
         def cyc(d, c: int) -> int:
-            parts = d.parts or ((d.tokens, d.token_bytes),)
-            return sum(dma_data_cycles(n, tb, c * channel_bytes) for n, tb in parts)
+            if (d.name, c) not in times:
+                parts = d.parts or ((d.tokens, d.token_bytes),)
+                times[d.name, c] = sum(dma_data_cycles(n, tb, c * channel_bytes) for n, tb in parts)
+            return times[d.name, c]
 
         def need(d, limit: int) -> int | None:  # fewest channels that bring d within limit
             return next((c for c in range(1, avail + 1) if cyc(d, c) <= limit), None)
