@@ -524,6 +524,9 @@ def build_design(fn: DataflowFunction, cfg: Config, base: DataflowSchedule | Non
                 g.stream(e, tile=_default_tile(node.type.shape))
             except ScheduleError:
                 pass
+    if base is not None:  # where results are stored is the interface's, not the explorer's to change
+        for e, place in base.placements().items():
+            g.store_at(g.edge(e), place.offset, place.axis, place.extent)
     stream_in_read_order(g)
     if cfg.fusion == "all":
         g.fuse(*g.tasks())

@@ -841,10 +841,12 @@ def design_assumptions(p: DesignPerf, bits: dict | None) -> list[str]:
         "scaled by clock/250, loop control 1 cycle/iteration, 2 ports per memory bank; an fp32 MAC is 5 DSPs)",
         f"memory {mem.kind}: {mem.channels} channels x {mem.channel_gbs:g} GB/s = {mem.total_gbs:g} GB/s; a DMA "
         f"port is {mem.port_bits} bits = {port_gbs:g} GB/s at the clock; a DMA uses one port per channel it holds "
-        f"and its data is striped over them; first beat after {DMA_LATENCY} cycles",
-        "channels per region: the smallest DMAs (together at most an average channel's bytes) share one, the "
-        "others one each and the spare channels to the DMA with the most bytes per channel "
-        f"(this design: {p.channels_used} of {mem.channels})",
+        f"and its data is striped over them; first beat after {DMA_LATENCY} cycles; the data moves at the "
+        "channels' rate (the m_axi burst buffer keeps them busy), at most a token a cycle",
+        "channels per region: the smallest DMAs (together at most an average channel's bytes) share one unless "
+        "their share would make one late for its kernel, the others take channels to make the latest DMA the "
+        f"least late, then the longest the shortest (allocate_channels; this design: {p.channels_used} of "
+        f"{mem.channels})",
         f"buffers: <= {LUTRAM_MAX_BYTES} B LUTRAM (64 bits/LUT), <= {BRAM_MAX_BYTES // 1024} KiB BRAM18K, larger "
         "URAM; kernels' local arrays as the cost model binds them",
         f"DMA engine per port {DMA_COST['lut']} LUT, {DMA_COST['ff']} FF, {DMA_COST['bram']} BRAM18K; converter "

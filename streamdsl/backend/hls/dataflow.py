@@ -194,7 +194,7 @@ class DataflowEmitter:
 
     def placed(self, n: Node):
         """The placement (``g.store_at``) of the result a store DMA writes, if any."""
-        return self.g._placed.get(n.dma.tensor) if n.kind == "store" else None
+        return self.g.placements().get(n.dma.tensor) if n.kind == "store" else None
 
     def array_type(self, n: Node) -> TensorType:
         """The type of the array a DMA reads or writes: the tensor's, or the larger one ``store_at`` places it in."""
