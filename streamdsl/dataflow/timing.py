@@ -70,10 +70,17 @@ def kernel_cycles(k: Kernel) -> tuple[int, int]:
 
 def spread(name: str, cycles: int, depth: int, iters: int) -> Task:
     """A kernel of ``cycles`` (its deepest pipeline ``depth``) as ``iters`` evenly spaced iterations: the
-    nearest whole II to ``(cycles - depth) / (iters - 1)`` and the latency that makes the task take
-    ``cycles`` (at least a cycle a token: one FIFO read or write a cycle)."""
+    nearest whole II to ``(cycles - depth) / (iters - 1)`` (the one below when the one above would make the
+    task outlast ``cycles``) and the latency that makes the task take ``cycles`` (at least a cycle a token:
+    one FIFO read or write a cycle)."""
     iters = max(1, iters)
-    ii = max(1, round((cycles - depth) / (iters - 1))) if iters > 1 and cycles > depth else max(1, cycles // iters)
+    if iters > 1 and cycles > depth:
+        exact = (cycles - depth) / (iters - 1)
+        ii = max(1, round(exact))
+        if (iters - 1) * ii >= cycles:  # rounded up, the task would outlast its cycles: round down
+            ii = max(1, math.floor(exact))
+    else:
+        ii = max(1, cycles // iters)
     return Task(name, iters, ii, max(1, cycles - (iters - 1) * ii))
 
 

@@ -12,6 +12,13 @@ def test_iterations_spread_over_the_kernels_own_cycles():
     assert (t.ii, t.lat, t.latency) == (22, 257, 1445)
 
 
+def test_an_ii_rounded_up_past_the_kernels_cycles_is_rounded_down():
+    # 1607 cycles over 1046 iterations, 39 deep: (1607 - 39) / 1045 = 1.5004 -> II 2 would take 2091 cycles
+    # (the latency cannot go below a cycle): II 1 and the rest in the latency, 1607 cycles
+    t = spread("fc2", 1607, 39, 1046)
+    assert (t.ii, t.lat, t.latency) == (1, 562, 1607)
+
+
 def test_a_fifo_moves_at_most_a_token_a_cycle():
     # 4100 weight rows in a kernel of 3012 cycles: a row a cycle is the stream's limit, 4100 cycles
     t = spread("fc", 3012, 30, 4100)
