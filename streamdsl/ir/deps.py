@@ -141,7 +141,7 @@ def accumulation(stmt) -> tuple[str, Expr] | None:
 def carried_accumulations(loop: For) -> tuple:
     """(stmt, op) of every accumulation in ``loop`` into a location that does not move with its variable:
     each iteration waits for the previous one's op (a scalar sum, or ``Y[i] += ...`` inside a loop over ``k``).
-    A scalar declared inside the loop starts afresh every iteration: its sum is not carried.  Remembered per
+    A scalar or array declared inside the loop starts afresh every iteration: its sums are not carried.  Remembered per
     loop node (IR nodes are immutable; the cost model asks about the same loops many times)."""
     return _carried(loop)
 
@@ -194,10 +194,11 @@ def _moves(index: Expr, var: str) -> bool:
 
 
 def _accumulations_uncached(loop: For) -> tuple[tuple, tuple]:
-    fresh = {n.name for b in loop.body for n in walk(b) if isinstance(n, Decl)}
+    # a scalar or array declared inside the loop is a new one every iteration (C block scope): its sums are not carried
+    fresh = {n.name for b in loop.body for n in walk(b) if isinstance(n, (Decl, Alloc))}
     carried, periodic = [], []
     for n in (n for b in loop.body for n in walk(b)):
-        if isinstance(n, Assign) and n.name in fresh:
+        if isinstance(n, (Assign, Store)) and n.name in fresh:
             continue
         if isinstance(n, (Store, Assign)):
             acc = accumulation(n)

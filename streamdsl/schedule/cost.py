@@ -189,9 +189,12 @@ class _Model:
         self.preadd: set[int] = set()  # ids of adds that feed a DSP multiplier (its pre-adder)
         self.ranges = Ranges()  # integer scalars' intervals, for loops with expression bounds
         self.banks = {p.name: 1 for p in k.params}
+        self.regs: set[str] = set()  # locals partitioned into registers (a bank an element): no port limit
         for n in (n for s in k.body for n in walk(s)):
             if isinstance(n, Alloc):
                 self.banks[n.name] = alloc_banks(n)
+                if n.attrs.get("bind") == "reg" or self.banks[n.name] >= n.type.size:
+                    self.regs.add(n.name)
         for name, parts in k.attrs.get("partition", ()):
             self.banks[name] = _banks_of(parts, dict((p.name, p.type) for p in k.params)[name].shape)
 
@@ -356,7 +359,8 @@ class _Model:
     def _port_ii(self, s: For) -> int:
         """Accesses per iteration to one bank / 2 ports.  The unrolled copies of an access touch as many
         addresses as the unrolled loops its index uses make (copies along a loop it does not use share an
-        address: one read, merged, or one write, the last); a local declared inside makes every copy count."""
+        address: one read, merged, or one write, the last); a local declared inside makes every copy count.
+        A local partitioned into registers (a bank an element) has no ports to run out of."""
         count: dict[str, int] = {}
         accesses = list(_accesses_in_loops(s.body, ()))
         deps = _local_deps(s.body)
@@ -366,7 +370,8 @@ class _Model:
             count[n.name] = count.get(n.name, 0) + math.prod(_trips(lp) for lp in counted)
         worst = 1
         for name, c in count.items():
-            worst = max(worst, math.ceil(c / (2 * self.banks.get(name, 1))))
+            if name not in self.regs:
+                worst = max(worst, math.ceil(c / (2 * self.banks.get(name, 1))))
         return worst
 
     def alloc(self, a: Alloc) -> None:

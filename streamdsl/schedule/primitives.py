@@ -15,7 +15,7 @@ from ..ir.nodes import (
 from ..ir.printer import print_expr
 from ..types import index
 from .rewrite import (
-    all_names, find_loop, fresh, get, map_allocs, map_expr, map_stmt_exprs, map_stmts, put, replace, substitute,
+    all_names, find_loop, fresh, get, loops_with_paths, map_allocs, map_expr, map_stmt_exprs, map_stmts, put, replace, substitute,
     unique_loop_vars,
 )
 
@@ -559,6 +559,9 @@ def rfactor(k: Kernel, var: str, factor: int, lanes: int | None = None) -> tuple
     path, loop = _loop(k, var)
     start, _stop = _const_bounds(loop, "rfactor")
     n = trip_count(loop)
+    # inside a pipelined loop every loop unrolls: the combine levels too, not pipelines of their own
+    inside = any("pipeline" in lp.attrs and any(x is loop for x in walk(lp)) for _, lp in loops_with_paths(k.body)
+                 if lp is not loop)
     if n % factor:
         raise Refusal(f"rfactor factor {factor} does not divide the {n} iterations of loop '{var}'", loop=var,
                       hint=f"choose a divisor of {n}")
@@ -644,7 +647,8 @@ def rfactor(k: Kernel, var: str, factor: int, lanes: int | None = None) -> tuple
             if f > 1:
                 level = (For(li, B.const(0, index), B.const(f, index), 1, level, Attrs({"unroll": 0}), loop.loc),)
             after.append(For(lv, B.const(0, index), B.const(h // f, index), 1, level,
-                             Attrs({"pipeline": 1}) if h // f > 1 else Attrs(), loop.loc))
+                             Attrs({"unroll": 0}) if inside else Attrs({"pipeline": 1}) if h // f > 1 else Attrs(),
+                             loop.loc))
             m -= h
         part = Load(rf[a], (B.const(0, index),), t, loop.loc)
         comb = B.binop("add", Var(a, t), part) if op == "add" else B.call(op, (Var(a, t), part))

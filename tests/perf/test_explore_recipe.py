@@ -180,3 +180,31 @@ def test_strided_lanes_get_a_bank_each():
     rng = np.random.default_rng(3)
     sm, v = rng.standard_normal((8, 32)).astype(np.float32), rng.standard_normal((8, 32, 16)).astype(np.float32)
     np.testing.assert_allclose(simulate(s.ir, sm, v), np.einsum("hj,hje->he", sm, v).reshape(1, 128), rtol=1e-5)
+
+
+@sd.kernel
+def scores(Q: f32[4, 1, 64], K: f32[4, 32, 64]) -> f32[4, 1, 32]:
+    S: f32[4, 1, 32]
+    for g, i, j in sd.grid(4, 1, 32):
+        dot: f32 = 0.0
+        for e in range(64):
+            dot += Q[g, i, e] * K[g, j, e]
+        S[g, i, j] = dot
+    return S
+
+
+def test_a_float_dot_unrolled_in_a_pipeline_sums_in_eight_parts():
+    # attention's 64-long score: a running sum is 64 fp32 adds deep (256 cycles); 8 partials of 8 adds,
+    # combined pairwise, 11 adds.  The partials are a register array declared in the pipelined loop: new
+    # every iteration (no recurrence across keys) and without ports to run out of, so a key a cycle
+    s = sd.schedule(scores)
+    pipeline_innermost(s)
+    piped = next(x for x in walk(s.ir.body[1]) if isinstance(x, For) and "pipeline" in x.attrs)
+    inner = [x for x in walk(piped) if isinstance(x, For) and x is not piped]
+    assert not any("pipeline" in x.attrs for x in inner)  # every loop inside the pipeline unrolls
+    assert any(x.var.startswith("e_r") for x in inner)  # the pairwise combine of the partials
+    flat = max(estimate(s.ir).loops, key=lambda x: x.trips)
+    assert flat.ii == 1 and flat.depth < 11 * 4 + 40 and flat.trips == 4 * 32
+    rng = np.random.default_rng(2)
+    q, k = rng.standard_normal((4, 1, 64)).astype(np.float32), rng.standard_normal((4, 32, 64)).astype(np.float32)
+    np.testing.assert_allclose(simulate(s.ir, q, k), np.einsum("gie,gje->gij", q, k), rtol=1e-5, atol=1e-5)

@@ -141,3 +141,16 @@ def test_rfactor_lanes_must_divide_the_factor():
     with pytest.raises(sd.ScheduleError, match="lanes must be a positive divisor of the factor 16"):
         s.rfactor(s.loop("k"), 16, lanes=3)
     assert s.ir == sd.schedule(sumsq_max).ir
+
+
+def test_inside_a_pipeline_the_combine_levels_unroll_too():
+    s = sd.schedule(sumsq_max)
+    s.pipeline(s.loop("i"))
+    s.rfactor(s.loop("k"), 8)
+    from streamdsl.ir.nodes import For, walk
+
+    levels = [x for x in walk(s.ir.body[1]) if isinstance(x, For) and x.var.startswith("k_r")]
+    assert levels and all(x.attrs.get("unroll") == 0 and "pipeline" not in x.attrs for x in levels)
+    s2 = sd.schedule(sumsq_max)
+    s2.rfactor(s2.loop("k"), 8)  # on its own: a pipeline a combine level, as before
+    assert any("pipeline" in x.attrs for x in walk(s2.ir.body[1]) if isinstance(x, For) and x.var.startswith("k_r"))
