@@ -56,7 +56,8 @@ def _map_config(cfg: Config, src_fn, dst_fn) -> Config:
     src, dst = list(src_fn.graph.tasks), list(dst_fn.graph.tasks)
     pos = {n: i for i, n in enumerate(src)}
     return dataclasses.replace(cfg, unroll=tuple((dst[pos[n]], u) for n, u in cfg.unroll),
-                               dsp=tuple(dst[pos[n]] for n in cfg.dsp), fabric=tuple(dst[pos[n]] for n in cfg.fabric))
+                               dsp=tuple(dst[pos[n]] for n in cfg.dsp), fabric=tuple(dst[pos[n]] for n in cfg.fabric),
+                               split=tuple(dst[pos[n]] for n in cfg.split))
 
 
 def layer_macs(c: LLMConfig, context: int) -> int:

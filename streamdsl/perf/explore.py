@@ -63,6 +63,7 @@ from ..dataflow.order import bundle_in_need_order, stream_in_read_order
 from ..errors import ScheduleError, StreamDSLError, caller_loc
 from ..progress import bar
 from ..ir.bounds import loop_trips
+from ..ir.memo import IdentityMemo
 from ..ir.deps import affine, bind_class, carried_accumulations, is_var_mul
 from ..dataflow.layout import dtype_bits
 from ..ir.nodes import Alloc, CallKernel, Const, For, If, Load, Store, walk
@@ -118,22 +119,8 @@ def pipeline_innermost(s: Schedule, ii: int = 1) -> None:
             if p is not None:
                 s.pipeline(s.loop(p.var), ii=ii)
                 _partition_for(s, lp, _trips(lp))
-                _split_sum(s, lp)
             else:
                 s.pipeline(s.loop(lp.var), ii=ii)
-
-
-def _split_sum(s: Schedule, lp: For) -> None:
-    """A float sum unrolled inside a pipeline (a dot product) as 8 partial sums (4 when the trips allow no
-    more) combined pairwise: the pipeline's depth is ``trips / 8`` adds plus 3, not ``trips`` adds (a
-    64-long fp32 dot product: 44 cycles deep, not 256).  The sum is reassociated, as ``rfactor`` says."""
-    n = _trips(lp)
-    f = next((f for f in (8, 4) if n and n % f == 0 and n > f), None)
-    if f is not None and _float_recurrence(lp):
-        try:
-            s.rfactor(s.loop(lp.var), f)
-        except ScheduleError:
-            pass  # not a plain sum (its partial result read inside): the chain stays
 
 
 def _pipeline_parent(lp: For, parents) -> For | None:
@@ -292,10 +279,20 @@ def _partition_for(s: Schedule, lp: For, v: int) -> None:
                         pass
 
 
+def _allocs_of(k) -> dict:
+    out: dict = {}
+    for n in (n for st in k.body for n in walk(st)):
+        if isinstance(n, Alloc):
+            out.setdefault(n.name, n)
+    return out
+
+
+_ALLOCS = IdentityMemo(_allocs_of, 1024)  # kernel IR -> its local arrays by name (the first of each name)
+
+
 def _buffer_node(k, name: str):
     """Array ``name`` of kernel ``k``: its local ``Alloc``, else its parameter."""
-    return next((n for st in k.body for n in walk(st) if isinstance(n, Alloc) and n.name == name), None) or next(
-        p for p in k.params if p.name == name)
+    return _ALLOCS(k).get(name) or next(p for p in k.params if p.name == name)
 
 
 def _partitions(k, name: str) -> tuple:
@@ -347,6 +344,26 @@ def bind_float_adds(s: Schedule) -> int:
     return _bind_pipelines(s, "fadd", "fabric", lambda n: bind_class(n) == "fadd")
 
 
+def split_sums(s: Schedule) -> int:
+    """Split every float sum unrolled inside a pipeline (a dot product: attention's 64-long score) into 8
+    partial sums combined pairwise, 4 when the trips allow no more (``rfactor``): the pipeline is
+    ``trips / 8 + 3`` adds deep instead of ``trips``, for 8 more adders a copy.  The sums are reassociated,
+    as ``rfactor`` says.  Returns the sums split."""
+    done = 0
+    for lp, parents in list(_loops_with_parents(s.ir.body)):
+        n = _trips(lp)
+        f = next((f for f in (8, 4) if n and n % f == 0 and n > f), None)
+        if f is None or "pipeline" in lp.attrs or _has_loop(lp.body) or not _float_recurrence(lp) \
+                or not any("pipeline" in p.attrs for p in parents):
+            continue
+        try:
+            s.rfactor(s.loop(lp.var), f)
+            done += 1
+        except ScheduleError:
+            pass  # not a plain sum (its partial result read inside): the chain stays
+    return done
+
+
 def _bind_pipelines(s: Schedule, op: str, impl: str, wanted) -> int:
     """``bind_op(loop, op, impl)`` on every pipeline not yet binding ``op`` that holds a node ``wanted``
     accepts; returns the loops bound."""
@@ -375,11 +392,11 @@ _SCHEDULED: dict = {}  # scheduled IR -> the first equal object (recipes that gi
 _RECIPES_KEPT = 4096
 
 
-def apply_recipe(s: Schedule, reorder: bool, u: int) -> int:
+def apply_recipe(s: Schedule, reorder: bool, u: int, split: bool = False) -> int:
     """The explorer's recipe on ``s`` (see :func:`_recipe`).  A fresh schedule of a kernel IR already given
     this recipe takes the remembered result and trace: the explorer builds every design from the same
     kernels, and each recipe's primitives (each verifying the IR) would otherwise run again per design."""
-    key = (s.ir, reorder, u)  # by value: the layers of two attention kinds share their other kernels
+    key = (s.ir, reorder, u, split)  # by value: the layers of two attention kinds share their other kernels
     hit = _RECIPES.get(key) if not s.trace.steps else None
     if hit is not None:
         _RECIPES.move_to_end(key)
@@ -388,7 +405,7 @@ def apply_recipe(s: Schedule, reorder: bool, u: int) -> int:
         return hit[3]
     base, fresh = s.ir, not s.trace.steps
     with s.batch():
-        got = _recipe(s, reorder, u)
+        got = _recipe(s, reorder, u, split)
     if fresh:
         s.ir = _SCHEDULED.setdefault(s.ir, s.ir)  # one object per scheduled IR: two loop orders that agree share it
         _RECIPES[key] = (base, s.ir, tuple(s.trace.steps), got)
@@ -399,21 +416,26 @@ def apply_recipe(s: Schedule, reorder: bool, u: int) -> int:
     return got
 
 
-def _recipe(s: Schedule, reorder: bool, u: int) -> int:
+def _recipe(s: Schedule, reorder: bool, u: int, split: bool = False) -> int:
     inline_calls(s)
     fuse_row_loops(s)
     if reorder:
         reorder_for_streams(s)
     pipeline_innermost(s)
+    if split:  # before the lanes: their share of the factor is priced with the partial sums' adders
+        split_sums(s)
     got = unroll_parallel(s, u)
     bind_large_locals(s)
     return got
 
 
-MOVES = ("dsp", "fabric")  # a kernel's narrow multiplies to DSPs; its float adds to LUTs (bind_float_adds)
+MOVES = ("split", "dsp", "fabric")  # a kernel's unrolled float sums split (split_sums, in its recipe); its narrow
+# multiplies to DSPs (bind_narrow_muls); its float adds to LUTs (bind_float_adds)
+OPERATOR_MOVES = ("dsp", "fabric")  # the moves that trade one resource for another (_move_operators)
 
 
-def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict, cap_u: int):
+def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict, cap_u: int,
+                    first: frozenset = frozenset(), split: bool = True):
     """Unroll factors for a layer whose kernels run one after another (a one-token layer: each needs its
     producer's whole row), where the sum of the kernels' cycles is the latency, not the slowest kernel's.
 
@@ -422,19 +444,27 @@ def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict,
     holds it: a residual add widened 16 lanes for a few hundred LUTs before a linear's thousandth MAC lane.
     A step may also move a kernel's narrow multiplies to DSPs (``est(task, factor, moves)``, ``moves`` a
     subset of :data:`MOVES`; None when the kernel has nothing to move), which widens the MAC lanes once the
-    LUTs run out; when nothing widens, the move of :func:`_move_operators` (multiplies to DSPs, or float adds
+    LUTs run out, or split its unrolled float sums (:func:`split_sums`: a shallower pipeline); when nothing
+    widens, the move of :func:`_move_operators` (multiplies to DSPs, or float adds
     to LUTs, which frees DSPs once they run out).  Returns
-    ``(sum of factors, factors, why, {move: tasks moved})``, or None when no step fits."""
+    ``(sum of factors, factors, why, {move: tasks moved})``, or None when no step fits.  ``first``: moves
+    made on every kernel that has them before the first step (``{"split"}``: every unrolled float sum split
+    from the start, where one step at a time would not take it); ``split=False``: no step splits a sum."""
     u = {tk: 1 for tk in tasks}
     moved = {tk: frozenset() for tk in tasks}
     cur = dict(start)
+    for tk in tasks:
+        new = est(tk, 1, first) if first else None
+        if new is not None:
+            moved[tk], cur[tk] = first, new
     steps = 0
     while True:
         best = None
         now = used(cur)  # a trial changes one kernel: the board's use is this, less its old, plus its new
         for tk in tasks:
-            for variant in (moved[tk], moved[tk] ^ {"dsp"}):  # as bound now, and its multiplies moved (float adds
-                # move only when nothing widens: _move_operators)
+            # as bound now, its multiplies moved, its unrolled float sums split (float adds move only when nothing
+            # widens: _move_operators)
+            for variant in dict.fromkeys((moved[tk], moved[tk] ^ {"dsp"}) + ((moved[tk] | {"split"},) if split else ())):
                 gained = 0
                 for mult in (2, 4, 8, 16, 32, 64):  # past a plateau (lanes come in whole rows of a vectorised loop)
                     nu = u[tk] * mult
@@ -467,7 +497,8 @@ def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict,
     by_move = {m: tuple(sorted(tk for tk in tasks if m in moved[tk])) for m in MOVES}
     return (sum(u.values()), u, f"by gain: most cycles saved per board share, {steps} steps; kernel cycles sum to "
             f"{total}" + (f"; multiplies of {len(by_move['dsp'])} kernel(s) in DSPs" if by_move["dsp"] else "")
-            + (f"; float adds of {len(by_move['fabric'])} kernel(s) in LUTs" if by_move["fabric"] else ""), by_move)
+            + (f"; float adds of {len(by_move['fabric'])} kernel(s) in LUTs" if by_move["fabric"] else "")
+            + (f"; unrolled float sums of {len(by_move['split'])} kernel(s) split" if by_move["split"] else ""), by_move)
 
 
 def _over(now: dict, old: dict, new: dict, limit: dict) -> bool:
@@ -481,7 +512,7 @@ def _move_operators(tasks, u, moved, cur, est, now, limit, slr_limit):
     the others), as a step ``(0, task, factor, moves, estimate)``; None if none fits."""
     best = None
     for tk in tasks:
-        for m in MOVES:
+        for m in OPERATOR_MOVES:
             if m in moved[tk]:
                 continue
             new = est(tk, u[tk], moved[tk] | {m})
@@ -507,6 +538,7 @@ class Config:
     prefetch: float = 0  # weight FIFOs deep enough for their DMAs to run ahead of the kernels (1), or a fraction
     dsp: tuple[str, ...] = ()  # tasks whose narrow multiplies are bound to DSPs (bind_narrow_muls)
     fabric: tuple[str, ...] = ()  # tasks whose float adds are bound to LUTs (bind_float_adds)
+    split: tuple[str, ...] = ()  # tasks whose float sums unrolled in a pipeline are split (split_sums)
     bundle: bool = True  # the layer's inputs read by one DMA process in need order (order.bundle_in_need_order)
 
     def factor(self, task: str) -> int:
@@ -521,7 +553,7 @@ def build_design(fn: DataflowFunction, cfg: Config, base: DataflowSchedule | Non
                  cap_bytes: int | None = None) -> DataflowSchedule:
     g = DataflowSchedule(fn)
     for t in g.tasks():
-        apply_recipe(g.schedule(t), cfg.reorder, cfg.factor(t.name))
+        apply_recipe(g.schedule(t), cfg.reorder, cfg.factor(t.name), t.name in cfg.split)
         if t.name in cfg.dsp:
             apply_cached(g.schedule(t), "bind_narrow_muls", bind_narrow_muls)
         if t.name in cfg.fabric:
@@ -656,7 +688,7 @@ def _target(target, t: int, kind):
                        caller_loc(), hint="sd.explore(sd.schedule(my_dataflow)) or sd.explore(llm_model)")
 
 
-_BINDERS = {"dsp": bind_narrow_muls, "fabric": bind_float_adds}  # MOVES -> the schedule step that makes it
+_BINDERS = {"dsp": bind_narrow_muls, "fabric": bind_float_adds}  # OPERATOR_MOVES -> the schedule step that makes it
 
 
 def _kernel_est(fn: DataflowFunction, task: str, reorder: bool, u: int, board_name: str, clock: float, cache: dict,
@@ -667,16 +699,38 @@ def _kernel_est(fn: DataflowFunction, task: str, reorder: bool, u: int, board_na
         by_value = (kernel, reorder, u, moves, board_name, clock)  # layers of two attention kinds share kernels
         if by_value not in _ESTIMATES:
             s = Schedule(kernel)
-            got = apply_recipe(s, reorder, u)
-            if not all(_BINDERS[m](s) for m in sorted(moves)):
-                _ESTIMATES[by_value] = None  # nothing to bind: no such variant of this kernel
+            if "split" in moves and not _splittable(kernel, reorder):
+                _ESTIMATES[by_value] = None  # no float sum to split: no such variant of this kernel
             else:
-                rep = estimate(s.ir, board_name if board_name in BOARD_BUDGET else "u55c", clock)
-                _ESTIMATES[by_value] = (int(rep.cycles), dict(rep.resources), got)
+                got = apply_recipe(s, reorder, u, "split" in moves)
+                if not all(_BINDERS[m](s) for m in OPERATOR_MOVES if m in moves):
+                    _ESTIMATES[by_value] = None  # nothing to bind: no such variant of this kernel
+                else:
+                    rep = estimate(s.ir, board_name if board_name in BOARD_BUDGET else "u55c", clock)
+                    _ESTIMATES[by_value] = (int(rep.cycles), dict(rep.resources), got)
             if len(_ESTIMATES) > _RECIPES_KEPT:
                 _ESTIMATES.pop(next(iter(_ESTIMATES)))
         cache[key] = _ESTIMATES[by_value]
     return cache[key]
+
+
+_SPLITTABLE: dict = {}  # (kernel IR, reorder) -> does the recipe leave a float sum for split_sums to split?
+
+
+def _splittable(kernel, reorder: bool) -> bool:
+    key = (kernel, reorder)
+    if key not in _SPLITTABLE:
+        s = Schedule(kernel)
+        with s.batch():
+            inline_calls(s)
+            fuse_row_loops(s)
+            if reorder:
+                reorder_for_streams(s)
+            pipeline_innermost(s)
+            _SPLITTABLE[key] = split_sums(s) > 0
+        if len(_SPLITTABLE) > _RECIPES_KEPT:
+            _SPLITTABLE.clear()
+    return _SPLITTABLE[key]
 
 
 def evaluate(fn, cfg: Config, board, clock_mhz, bits, base=None, label="", space="", why="",
@@ -833,20 +887,41 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
                           f"slowest {slow} ({cur[slow][0]} cycles)"))
     none = {m: () for m in MOVES}
     picks = [p + (none,) for p in (snap_cfgs[-checkpoints:] if len(snap_cfgs) > checkpoints else snap_cfgs)]
-    def by_gain(share: float):  # the by-gain allocation under share x the board's cap
+    def by_gain(share: float, first: frozenset = frozenset(), split: bool = True):  # under share x the cap
         return _unroll_by_gain(tasks, cur0, lambda tk, f, d: _kernel_est(fn, tk, base_cfg.reorder, f, b.name, clock,
                                                                           est, d),
-                               used, {k: v * share for k, v in limit.items()}, slr_limit, cap_u)
+                               used, {k: v * share for k, v in limit.items()}, slr_limit, cap_u, first, split)
 
     gain = by_gain(1.0)
     if gain is not None and (gain[1], gain[3]) != (picks[-1][1], none):
         picks = picks + [gain]
+    # a split sum (split_sums) is a greedy step's choice that can lead elsewhere: also with every unrolled float
+    # sum split from the start (a split pays off with lanes, which the steps give the kernel only later) and
+    # with none split
+    # with none split; each tried when its kernels' cycles sum to less than the first allocation's (the
+    # one-token layer's latency is about that sum)
+    def kernel_sum(g) -> int:
+        return sum(_kernel_est(fn, tk, base_cfg.reorder, g[1][tk], b.name, clock, est,
+                               frozenset(m for m in MOVES if tk in g[3][m]))[0] for tk in tasks)
+
+    splittable = [tk for tk in tasks if _splittable(fn.graph.kernel(tk), base_cfg.reorder)]
+    if gain is not None and splittable:
+        alts = []
+        if set(splittable) - set(gain[3]["split"]):  # it left some unsplit: split from the start
+            alts.append((lambda: by_gain(1.0, frozenset({"split"})), "float sums split first"))
+        if gain[3]["split"]:  # it split some: the same without (else it is that already)
+            alts.append((lambda: by_gain(1.0, split=False), "no float sum split"))
+        for make, how in alts:
+            alt = make()
+            if alt is not None and all((alt[1], alt[3]) != (p[1], p[3]) for p in picks) \
+                    and kernel_sum(alt) < kernel_sum(gain):
+                picks = picks + [alt[:2] + (alt[2].replace("by gain", f"by gain, {how}", 1),) + alt[3:]]
     best = start
 
     def try_pick(tot_u, uu, why, moved, label_extra=""):
         nonlocal best
         cfg = Config(base_cfg.tile, base_cfg.reorder, tuple(sorted((k, v) for k, v in uu.items() if v > 1)), "all",
-                     dsp=moved["dsp"], fabric=moved["fabric"])
+                     dsp=moved["dsp"], fabric=moved["fabric"], split=moved["split"])
         label = f"unroll sum {tot_u}" + (" by gain" if why.startswith("by gain") else "") + label_extra
         r = ev(fn, cfg, b, clock, bits, default_g, label, "tiling", why)
         tried.append(r)

@@ -8,7 +8,7 @@ import streamdsl as sd
 from streamdsl import f32, i8, i32
 from streamdsl.backend.sim import simulate
 from streamdsl.ir.nodes import For, walk
-from streamdsl.perf.explore import _partitions, pipeline_innermost, unroll_parallel
+from streamdsl.perf.explore import _partitions, pipeline_innermost, split_sums, unroll_parallel
 from streamdsl.schedule.cost import estimate
 from tests.schedule.test_cost_model import rowdots  # 32 rows, each a dot of 16
 
@@ -199,12 +199,14 @@ def test_a_float_dot_unrolled_in_a_pipeline_sums_in_eight_parts():
     # every iteration (no recurrence across keys) and without ports to run out of, so a key a cycle
     s = sd.schedule(scores)
     pipeline_innermost(s)
+    deep = max(estimate(s.ir).loops, key=lambda x: x.trips).depth
+    assert split_sums(s) == 1 and split_sums(s) == 0  # split once; nothing left to split
     piped = next(x for x in walk(s.ir.body[1]) if isinstance(x, For) and "pipeline" in x.attrs)
     inner = [x for x in walk(piped) if isinstance(x, For) and x is not piped]
     assert not any("pipeline" in x.attrs for x in inner)  # every loop inside the pipeline unrolls
     assert any(x.var.startswith("e_r") for x in inner)  # the pairwise combine of the partials
     flat = max(estimate(s.ir).loops, key=lambda x: x.trips)
-    assert flat.ii == 1 and flat.depth < 11 * 4 + 40 and flat.trips == 4 * 32
+    assert flat.ii == 1 and flat.depth < 11 * 4 + 40 < 64 * 4 < deep and flat.trips == 4 * 32
     rng = np.random.default_rng(2)
     q, k = rng.standard_normal((4, 1, 64)).astype(np.float32), rng.standard_normal((4, 32, 64)).astype(np.float32)
     np.testing.assert_allclose(simulate(s.ir, q, k), np.einsum("gie,gje->gij", q, k), rtol=1e-5, atol=1e-5)

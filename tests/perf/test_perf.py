@@ -308,7 +308,7 @@ def test_unrolling_by_gain_widens_the_cheap_kernel_first():
     limit = {"lut": 40000.0, "dsp": 1.0, "ff": 1.0}
     tot, u, why, moved = _unroll_by_gain(tasks, start, est, used, limit, limit, 1 << 30)
     # add saturates at 64 lanes for 6400 LUTs (16 cycles); mac then takes what is left: 8 lanes (32000)
-    assert u == {"add": 64, "mac": 8} and tot == 72 and why.startswith("by gain") and moved == {"dsp": (), "fabric": ()}
+    assert u == {"add": 64, "mac": 8} and tot == 72 and why.startswith("by gain") and moved == {"split": (), "dsp": (), "fabric": ()}
     assert used({tk: est(tk, u[tk]) for tk in tasks})["lut"] <= limit["lut"]
 
     def est2(tk, f, moves=frozenset()):  # mac's multiplies may move to DSPs: a DSP and 1000 LUTs a lane
@@ -320,7 +320,7 @@ def test_unrolling_by_gain_widens_the_cheap_kernel_first():
     tot, u, why, moved = _unroll_by_gain(tasks, {tk: est2(tk, 1) for tk in tasks}, est2, used, limit2, limit2, 1 << 30)
     # once the LUTs hold add's 64 lanes and 8 of mac's, mac's lanes move to DSPs: 32 of them (32 DSPs,
     # 32000 LUTs), so mac runs 4x faster than in LUTs alone
-    assert moved == {"dsp": ("mac",), "fabric": ()} and u == {"add": 64, "mac": 32} and "in DSPs" in why
+    assert moved == {"split": (), "dsp": ("mac",), "fabric": ()} and u == {"add": 64, "mac": 32} and "in DSPs" in why
 
 
 def test_spare_channels_go_where_they_save_the_most_cycles():
@@ -354,6 +354,6 @@ def test_unrolling_by_gain_moves_float_adds_to_luts_when_the_dsps_run_out():
     limit = {"lut": 40000.0, "dsp": 64.0, "ff": 1.0}
     tot, u, why, moved = _unroll_by_gain(tasks, {tk: est(tk, 1) for tk in tasks}, est, used, limit, limit, 1 << 30)
     # the norm's adds leave the DSPs, so all 64 go to mac's lanes
-    assert moved == {"dsp": (), "fabric": ("norm",)} and u["mac"] == 64 and "float adds of 1 kernel(s) in LUTs" in why
+    assert moved == {"split": (), "dsp": (), "fabric": ("norm",)} and u["mac"] == 64 and "float adds of 1 kernel(s) in LUTs" in why
     assert used({tk: est(tk, u[tk], frozenset({"fabric"}) if tk in moved["fabric"] else frozenset())
                  for tk in tasks})["dsp"] <= limit["dsp"]
