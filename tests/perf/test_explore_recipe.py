@@ -54,15 +54,23 @@ def mac(X: i8[1, 64], W: i8[128, 64]) -> i32[1, 128]:
     return A
 
 
-@sd.kernel
-def heads(Q: f32[4, 1, 16], K: f32[4, 32, 16]) -> f32[4, 1, 32]:
-    S: f32[4, 1, 32]
-    for g, i, j in sd.grid(4, 1, 32):
-        dot: f32 = 0.0
-        for e in range(16):
-            dot += Q[g, i, e] * K[g, j, e]
-        S[g, i, j] = dot
-    return S
+def make_heads(d: int):
+    """Scores of 4 heads' query against 32 keys, each a dot product of ``d``."""
+
+    @sd.kernel
+    def heads(Q: f32[4, 1, d], K: f32[4, 32, d]) -> f32[4, 1, 32]:
+        S: f32[4, 1, 32]
+        for g, i, j in sd.grid(4, 1, 32):
+            dot: f32 = 0.0
+            for e in range(d):
+                dot += Q[g, i, e] * K[g, j, e]
+            S[g, i, j] = dot
+        return S
+
+    return heads
+
+
+heads = make_heads(16)
 
 
 def test_lanes_beyond_the_pipelined_loop_come_from_the_loop_around_it():
@@ -182,15 +190,7 @@ def test_strided_lanes_get_a_bank_each():
     np.testing.assert_allclose(simulate(s.ir, sm, v), np.einsum("hj,hje->he", sm, v).reshape(1, 128), rtol=1e-5)
 
 
-@sd.kernel
-def scores(Q: f32[4, 1, 64], K: f32[4, 32, 64]) -> f32[4, 1, 32]:
-    S: f32[4, 1, 32]
-    for g, i, j in sd.grid(4, 1, 32):
-        dot: f32 = 0.0
-        for e in range(64):
-            dot += Q[g, i, e] * K[g, j, e]
-        S[g, i, j] = dot
-    return S
+scores = make_heads(64)
 
 
 def test_a_float_dot_unrolled_in_a_pipeline_sums_in_eight_parts():
