@@ -261,7 +261,8 @@ class DataflowSchedule:
             raise _err("store_at", f"edge '{name}' is not a result of '{self.graph.ir.name}'",
                        hint="only what the function returns is stored to memory")
         if e.is_input:
-            raise _err("store_at", f"edge '{name}' is a parameter returned unchanged: it has no store DMA of its own")
+            raise _err("store_at", f"edge '{name}' is a parameter returned unchanged: it has no store DMA of its own",
+                       hint="place a result a kernel writes")
         shape = e.type.shape
         if isinstance(axis, bool) or not isinstance(axis, int) or not 0 <= axis < len(shape):
             raise _err("store_at", f"axis must be a dimension of '{name}' ({e.type}): 0 to {len(shape) - 1}, "
