@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import streamdsl as sd
+from streamdsl.dataflow.dfschedule import Placement
 from streamdsl.progress import bar
 
 from .blocks import default_schedule
@@ -38,12 +39,12 @@ from .weights import LayerWeights, ModelWeights, QuantLinear, quantize
 BACKENDS = ("sim", "csim")
 
 
-def _with_rows(cache: np.ndarray, rows: np.ndarray, pos: int) -> np.ndarray:
+def _with_rows(cache: np.ndarray, rows: np.ndarray, pos: int, place: Placement) -> np.ndarray:
     """A copy of one layer's cache [kv_heads, max_len, head_dim] with a layer's new rows [kv_heads, t, head_dim]
-    at ``pos`` (clamped as the layer's store DMA clamps it), what the layer's in-place store leaves in DRAM."""
+    where ``place`` (the layer's ``store_at``) puts them for ``pos``: what its in-place store leaves in DRAM."""
     out = cache.copy()
     t = rows.shape[1]
-    at = min(max(pos, 0), cache.shape[1] - t)
+    at = place.start(pos, t)
     out[:, at:at + t] = rows
     return out
 
@@ -141,11 +142,16 @@ class LLM:
                 elif ty.rank == 3:  # per-head tensors and KV caches: one head at a time
                     g.stream(e, tile=(1,) + ty.shape[1:])
                 if ty.rank == 3 and g.graph.edges[e.name].is_output:  # the new keys / values: into the cache
-                    g.store_at(e, "pos", axis=1, extent=self.max_len)
+                    place = self.kv_rows()
+                    g.store_at(e, place.offset, axis=place.axis, extent=place.extent)
             g.fuse(*g.tasks())
             g.size_fifos()
             self._schedules[key] = g
         return self._schedules[key]
+
+    def kv_rows(self) -> Placement:
+        """Where a layer's new keys and values go: rows ``pos ..`` of its caches (``g.store_at`` of the schedule)."""
+        return Placement(axis=1, extent=self.max_len, offset="pos")
 
     def kinds(self) -> list[str]:
         return list(dict.fromkeys(self.config.layer_types))
@@ -279,10 +285,11 @@ class LLM:
         x = self._run_kernel(emb, eargs, backend)
         keys, values = list(cache.keys), list(cache.values)
         new = Cache(keys, values, pos + t)
+        place = self.kv_rows()
         rope = self._rope(pos, t)
         for i in bar(range(self.config.layers), desc="prefill" if t > 1 else "decode", unit="layer"):
             x, k, v = self._run_layer(i, t, x, cache, pos, rope, backend)
-            keys[i], values[i] = _with_rows(keys[i], k, pos), _with_rows(values[i], v, pos)
+            keys[i], values[i] = _with_rows(keys[i], k, pos, place), _with_rows(values[i], v, pos, place)
         nargs = [x, w.final_norm] + ([w.final_norm_b] if self.config.norm == "layernorm" else [])
         hn = self._run_kernel(self._kernel("norm", t), nargs, backend)
         logits = self._run_kernel(self._kernel("head", t), [hn, w.lm_head], backend)

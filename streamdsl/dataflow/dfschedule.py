@@ -67,6 +67,10 @@ class Placement:
     def full_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         return shape[:self.axis] + (self.extent,) + shape[self.axis + 1:]
 
+    def start(self, offset: int, rows: int) -> int:
+        """Where ``rows`` rows land for the offset's value ``offset``: clamped to ``0 .. extent - rows``."""
+        return min(max(int(offset), 0), self.extent - rows)
+
     def __str__(self) -> str:
         return f"at {self.offset} of {self.extent} along axis {self.axis}"
 

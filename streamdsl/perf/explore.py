@@ -416,12 +416,18 @@ def apply_recipe(s: Schedule, reorder: bool, u: int, split: bool = False) -> int
     return got
 
 
-def _recipe(s: Schedule, reorder: bool, u: int, split: bool = False) -> int:
+def _pipelines(s: Schedule, reorder: bool) -> None:
+    """The recipe up to its pipelines: calls inlined, row loops fused, loops reordered for the streams,
+    innermost loops (or their short-loop parents) pipelined."""
     inline_calls(s)
     fuse_row_loops(s)
     if reorder:
         reorder_for_streams(s)
     pipeline_innermost(s)
+
+
+def _recipe(s: Schedule, reorder: bool, u: int, split: bool = False) -> int:
+    _pipelines(s, reorder)
     if split:  # before the lanes: their share of the factor is priced with the partial sums' adders
         split_sums(s)
     got = unroll_parallel(s, u)
@@ -453,8 +459,8 @@ def _unroll_by_gain(tasks, start: dict, est, used, limit: dict, slr_limit: dict,
     u = {tk: 1 for tk in tasks}
     moved = {tk: frozenset() for tk in tasks}
     cur = dict(start)
-    for tk in tasks:
-        new = est(tk, 1, first) if first else None
+    for tk in tasks if first else ():
+        new = est(tk, 1, first)
         if new is not None:
             moved[tk], cur[tk] = first, new
     steps = 0
@@ -507,7 +513,7 @@ def _over(now: dict, old: dict, new: dict, limit: dict) -> bool:
 
 
 def _move_operators(tasks, u, moved, cur, est, now, limit, slr_limit):
-    """The kernel and move (:data:`MOVES`) at its factor that frees the most share of one resource per share
+    """The kernel and move (:data:`OPERATOR_MOVES`) at its factor that frees the most share of one resource per share
     of another it takes (multiplies to DSPs free LUTs/FFs, float adds to LUTs free DSPs; that room then widens
     the others), as a step ``(0, task, factor, moves, estimate)``; None if none fits."""
     best = None
@@ -722,11 +728,7 @@ def _splittable(kernel, reorder: bool) -> bool:
     if key not in _SPLITTABLE:
         s = Schedule(kernel)
         with s.batch():
-            inline_calls(s)
-            fuse_row_loops(s)
-            if reorder:
-                reorder_for_streams(s)
-            pipeline_innermost(s)
+            _pipelines(s, reorder)
             _SPLITTABLE[key] = split_sums(s) > 0
         if len(_SPLITTABLE) > _RECIPES_KEPT:
             _SPLITTABLE.clear()
@@ -897,7 +899,6 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
         picks = picks + [gain]
     # a split sum (split_sums) is a greedy step's choice that can lead elsewhere: also with every unrolled float
     # sum split from the start (a split pays off with lanes, which the steps give the kernel only later) and
-    # with none split
     # with none split; each tried when its kernels' cycles sum to less than the first allocation's (the
     # one-token layer's latency is about that sum)
     def kernel_sum(g) -> int:
@@ -911,10 +912,11 @@ def _explore(fn, default_g, name, ev, b, clock, budget, bits, util, checkpoints,
             alts.append((lambda: by_gain(1.0, frozenset({"split"})), "float sums split first"))
         if gain[3]["split"]:  # it split some: the same without (else it is that already)
             alts.append((lambda: by_gain(1.0, split=False), "no float sum split"))
+        first_sum = kernel_sum(gain)
         for make, how in alts:
             alt = make()
             if alt is not None and all((alt[1], alt[3]) != (p[1], p[3]) for p in picks) \
-                    and kernel_sum(alt) < kernel_sum(gain):
+                    and kernel_sum(alt) < first_sum:
                 picks = picks + [alt[:2] + (alt[2].replace("by gain", f"by gain, {how}", 1),) + alt[3:]]
     best = start
 

@@ -193,7 +193,7 @@ class _Model:
         for n in (n for s in k.body for n in walk(s)):
             if isinstance(n, Alloc):
                 self.banks[n.name] = alloc_banks(n)
-                if n.attrs.get("bind") == "reg" or self.banks[n.name] >= n.type.size:
+                if _in_registers(n, self.banks[n.name]):
                     self.regs.add(n.name)
         for name, parts in k.attrs.get("partition", ()):
             self.banks[name] = _banks_of(parts, dict((p.name, p.type) for p in k.params)[name].shape)
@@ -220,8 +220,9 @@ class _Model:
                 name = "shift"  # a fused loop's indices (f // 2, f % 2): wiring
             elif name == "mul" and _class(t) == "i":
                 widths = (narrow_bits(kids[0]), narrow_bits(kids[1]))
-                if bound_impl(self.bind, "mul"):
-                    name = "mul_" + bound_impl(self.bind, "mul")
+                impl = bound_impl(self.bind, "mul")
+                if impl:
+                    name = "mul_" + impl
                 if name == "mul_dsp":  # the DSP48E2's pre-adder forms one operand (a packed pair of weights)
                     pre = next((c for c in kids if isinstance(c, BinOp) and c.op in ("add", "sub")), None)
                     if pre is not None:
@@ -378,7 +379,7 @@ class _Model:
         bits = a.type.size * (a.type.dtype.bits if hasattr(a.type.dtype, "bits") else a.type.dtype.width)
         bind = a.attrs.get("bind")
         banks = self.banks[a.name]
-        if bind == "reg" or banks >= a.type.size:
+        if _in_registers(a, banks):
             self.res["ff"] += bits
         elif bind == "lutram" or (bind is None and bits / banks <= SMALL_BANK_BITS):
             self.res["lut"] += banks * math.ceil(bits / banks / 64)  # distributed RAM: 64 bits per LUT
@@ -529,6 +530,11 @@ def _accesses_in_loops(stmts, around: tuple):
             for n in walk(st):
                 if isinstance(n, (Load, Store)):
                     yield n, around
+
+
+def _in_registers(a: Alloc, banks: int) -> bool:
+    """Is local ``a`` (in ``banks`` banks) a set of registers: bound so, or a bank an element?"""
+    return a.attrs.get("bind") == "reg" or banks >= a.type.size
 
 
 def alloc_banks(a: Alloc) -> int:

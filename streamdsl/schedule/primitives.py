@@ -15,8 +15,8 @@ from ..ir.nodes import (
 from ..ir.printer import print_expr
 from ..types import index
 from .rewrite import (
-    all_names, find_loop, fresh, get, loops_with_paths, map_allocs, map_expr, map_stmt_exprs, map_stmts, put, replace, substitute,
-    unique_loop_vars,
+    all_names, find_loop, fresh, get, loops_with_paths, map_allocs, map_expr, map_stmt_exprs, map_stmts, put, replace,
+    substitute, unique_loop_vars,
 )
 
 
@@ -560,8 +560,8 @@ def rfactor(k: Kernel, var: str, factor: int, lanes: int | None = None) -> tuple
     start, _stop = _const_bounds(loop, "rfactor")
     n = trip_count(loop)
     # inside a pipelined loop every loop unrolls: the combine levels too, not pipelines of their own
-    inside = any("pipeline" in lp.attrs and any(x is loop for x in walk(lp)) for _, lp in loops_with_paths(k.body)
-                 if lp is not loop)
+    inside = any("pipeline" in lp.attrs for p, lp in loops_with_paths(k.body)
+                 if len(p) < len(path) and path[:len(p)] == p)  # a loop around it (its path a prefix)
     if n % factor:
         raise Refusal(f"rfactor factor {factor} does not divide the {n} iterations of loop '{var}'", loop=var,
                       hint=f"choose a divisor of {n}")

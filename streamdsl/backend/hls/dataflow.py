@@ -110,6 +110,7 @@ class DataflowEmitter:
         self.g, self.low, self.depths, self.priority = g, low, depths, priority
         self.graph = g.graph
         self.params = {p.name: p.type for p in self.graph.ir.params}
+        self.placements = g.placements()  # g.store_at: edge -> where its store writes
         self.fns: list[str] = []
         self.kernels_done: set[str] = set()
         self.calls = {t: s for t, s in zip(self.graph.tasks, (x for x in self.graph.ir.body if isinstance(x, CallKernel)))}
@@ -194,7 +195,7 @@ class DataflowEmitter:
 
     def placed(self, n: Node):
         """The placement (``g.store_at``) of the result a store DMA writes, if any."""
-        return self.g.placements().get(n.dma.tensor) if n.kind == "store" else None
+        return self.placements.get(n.dma.tensor) if n.kind == "store" else None
 
     def array_type(self, n: Node) -> TensorType:
         """The type of the array a DMA reads or writes: the tensor's, or the larger one ``store_at`` places it in."""
@@ -436,8 +437,9 @@ class DataflowEmitter:
                 written = n.kind == "store"
                 old = arrays.get(arr, (self.array_type(n), False))
                 arrays[arr] = (self.array_type(n), old[1] or written)
-                if self.placed(n) is not None and self.placed(n).offset not in scalars:
-                    scalars.append(self.placed(n).offset)
+                place = self.placed(n)
+                if place is not None and place.offset not in scalars:
+                    scalars.append(place.offset)
         streams = [f for f in self.low.streams if self.low.nodes[f.dst].region == r]
         for f in streams:
             d = self.depths[f.name]

@@ -160,9 +160,8 @@ class HLSProject:
         """The rows a placed result wrote, from the whole array the testbench gave it (zeros before the call);
         a write outside them is an error."""
         k = self.kernel
-        off = int(np.asarray(arrays[[p.name for p in k.params].index(place.offset)]))
         rows = t.shape[place.axis]
-        at = min(max(off, 0), place.extent - rows)
+        at = place.start(np.asarray(arrays[[p.name for p in k.params].index(place.offset)]), rows)
         inside = [slice(None)] * full.ndim
         inside[place.axis] = slice(at, at + rows)
         rest = full.copy()
