@@ -62,6 +62,8 @@ from pathlib import Path
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from streamdsl.backend.hls.names import comment, md_code
+
 from .config import FULL, SLIDING, LLMConfig, LLMError, user_loc
 from .numpy_model import rope_inv_freq, rope_tables
 from .weights import LayerWeights, ModelWeights, QuantLinear
@@ -73,6 +75,7 @@ FORMAT = "streamdsl-weights/1"
 
 _env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), undefined=StrictUndefined,
                    keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+_env.filters.update(comment=comment, md_code=md_code)  # a model's name is the user's: escaped where it lands
 
 
 # ------------------------------------------------------------------------------------- records
@@ -203,28 +206,20 @@ def _ports(header: str, kernel: str, ir, spec) -> list[Port]:
     roles[rest[0]], roles[rest[1]] = ("kv_in", None), ("kv_in", None)
     for p in rest[2:]:
         roles[p] = ("scalar", None) if p in ("pos", "n_valid") else ("rope", None)
-    out_names = []
     ports = []
     for i, arg in enumerate(a.strip() for a in m.group(2).split(",")):
         am = _ARG.match(arg)
         if am is None:
             raise LLMError(f"cannot read argument {arg!r} of '{kernel}'", None, hint="this is a streamdsl bug")
-        const, ctype, name, dims = am.groups()
+        const, ctype, name, dims = am.groups()  # the C++ name (a parameter's Python name spelled for C++)
         shape = tuple(int(d) for d in re.findall(r"\[(\d+)\]", dims)) or None
-        if name in roles:
-            role, fld = roles[name]
-        elif len(out_names) == 0:
-            role, fld = "output", None
-        elif len(out_names) < 3:
-            role, fld = "kv_out", None
-        else:
-            role, fld = "scratch", None
-        if name not in roles:
-            out_names.append(name)
+        outs = i - len(params)  # the top function's parameters, then its results, then DRAM buffers
+        role, fld = roles[params[i]] if outs < 0 else ("output", None) if outs == 0 else \
+            ("kv_out", None) if outs < 3 else ("scratch", None)
         ports.append(Port(i, name, ctype, shape, bool(const), role, fld))
-    if [p.name for p in ports[:len(params)]] != params:
-        raise LLMError(f"'{kernel}' takes ({', '.join(p.name for p in ports)}), expected ({', '.join(params)}, ...)",
-                       None, hint="this is a streamdsl bug; please report it")
+    if len(ports) < len(params) + 3:
+        raise LLMError(f"'{kernel}' takes ({', '.join(p.name for p in ports)}), expected ({', '.join(params)}, "
+                       "y, kc2, vc2, ...)", None, hint="this is a streamdsl bug; please report it")
     return ports
 
 
@@ -239,8 +234,8 @@ def _variants(model, prefill_len: int, board: str) -> list[LayerVariant]:
             prj = g.build("hls", board=board)
             ir = g.graph.ir
             name = f"{phase}_{KIND_TAG.get(kind, kind)}"
-            kernel = f"{ir.name}_{name}"
-            files = _rename(prj.files, ir.name, kernel)
+            kernel = f"{prj.top}_{name}"
+            files = _rename(prj.files, prj.top, kernel)
             ports = _ports(files[f"{kernel}.h"], kernel, ir, model.layer(t, kind))
             part, clock = BOARDS[board]
             renamed = DataflowProject(ir, files, None, board, part, clock, schedule=g)

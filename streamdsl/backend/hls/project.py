@@ -16,7 +16,8 @@ from ...ir.nodes import Kernel
 from ...numeric import convert
 from ...progress import run as run_with_progress
 from ...types import FixedType, FloatType, IntType, TensorType
-from .emit import ctype, dims, function, result_name, signature
+from .emit import KernelNames, ctype, dims, function, kernel_names, signature
+from .names import Scope, comment, md_code
 
 INCLUDE = Path(__file__).resolve().parent.parent / "include"
 MANIFEST = ".streamdsl-manifest"
@@ -78,10 +79,10 @@ def _kernels_in_order(k: Kernel) -> list[Kernel]:
     return list(seen.values())
 
 
-def interface_pragmas(k: Kernel) -> list[str]:
+def interface_pragmas(k: Kernel, names: KernelNames) -> list[str]:
     lines, bundle = [], 0
-    names = [(p.name, p.type) for p in k.params] + [(result_name(k, n, True), t) for n, t in enumerate(k.results)]
-    for name, t in names:
+    ports = [(names.scope[p.name], p.type) for p in k.params] + list(zip(names.results, k.results))
+    for name, t in ports:
         if isinstance(t, TensorType):
             lines.append(f"#pragma HLS interface mode=m_axi port={name} offset=slave bundle=gmem{bundle} depth={t.size}")
             lines.append(f"#pragma HLS interface mode=s_axilite port={name}")
@@ -105,8 +106,13 @@ class HLSProject:
     _binary: Path | None = field(default=None, repr=False)
 
     @property
+    def top(self) -> str:
+        """The top function's C++ name, which also names the files (``new_.cpp`` for a kernel ``new``)."""
+        return next(n[3:-4] for n in self.files if n.startswith("tb_") and n.endswith(".cpp"))
+
+    @property
     def source(self) -> str:
-        return self.files[f"{self.kernel.name}.cpp"]
+        return self.files[f"{self.top}.cpp"]
 
     def __repr__(self) -> str:
         where = f" in {self.output}" if self.output else ""
@@ -127,10 +133,10 @@ class HLSProject:
             raise CSimError(f"'{k.name}' takes {len(k.params)} argument(s), got {len(arrays)}")
         binary = self._build()
         with tempfile.TemporaryDirectory(prefix="sd-csim-") as tmp:
-            for p, a in zip(k.params, arrays):
+            for n, (p, a) in enumerate(zip(k.params, arrays)):
                 v = _check_arg(k, p, a, None)
                 np.ascontiguousarray(np.asarray(v).astype(_np_transport(p.type.dtype if isinstance(p.type, TensorType) else p.type))).tofile(
-                    os.path.join(tmp, f"in_{p.name}.bin"))
+                    os.path.join(tmp, f"in_{n}.bin"))
             run = run_with_progress([str(binary), tmp], desc=f"csim {k.name}", timeout=600)
             if run.returncode == 3 and "deadlock" in run.stderr:
                 from ...dfg.tokensim import DeadlockError
@@ -193,7 +199,7 @@ class HLSProject:
                 h.update(hdr.read_bytes())
         h.update(" ".join(flags + incs).encode())
         cache = Path(os.environ.get("STREAMDSL_CACHE", Path.home() / ".cache" / "streamdsl")) / "csim" / h.hexdigest()[:24]
-        binary = cache / f"tb_{self.kernel.name}"
+        binary = cache / f"tb_{self.top}"
         if not binary.exists():
             cache.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryDirectory(prefix="sd-build-", dir=cache) as tmp:
@@ -231,51 +237,69 @@ class DataflowProject(HLSProject):
         return "\n".join(lines)
 
 
+def file_scope(kernels: list[Kernel]) -> Scope:
+    """The scope of a project's functions, the user's kernels named first (the top one before its callees)."""
+    file = Scope()
+    for x in kernels:
+        file.user(x.name)
+    return file
+
+
 def generate(k: Kernel, board: str = "u55c", source: str = "?") -> dict[str, str]:
     """The project's files as text (deterministic: identical input, identical bytes)."""
     kernels = _kernels_in_order(k)
-    functions = [function(x, top=(x is kernels[-1]), interface=interface_pragmas(x) if x is kernels[-1] else None)
-                 for x in kernels]
-    prototypes = [signature(x, x is kernels[-1])[0] for x in kernels]
-    return project_files(k, functions, prototypes, board, source)
+    file = file_scope(kernels[::-1])
+    names = [kernel_names(x, file, top=x is k) for x in kernels]
+    functions = [function(x, n, top=x is k, interface=interface_pragmas(x, n) if x is k else None)
+                 for x, n in zip(kernels, names)]
+    prototypes = [signature(x, n) for x, n in zip(kernels, names)]
+    return project_files(k, functions, prototypes, board, source, file, names[-1].fn)
 
 
-def project_files(k: Kernel, functions: list[str], prototypes: list[str], board: str, source: str,
-                  scratch: list[tuple[str, TensorType]] = (), includes: tuple[str, ...] = (),
+def project_files(k: Kernel, functions: list[str], prototypes: list[str], board: str, source: str, file: Scope,
+                  top: str, scratch: list[tuple[str, TensorType]] = (), includes: tuple[str, ...] = (),
                   placed: dict | None = None) -> dict[str, str]:
     """The files of a project whose top function has ``k``'s params and results (plus ``scratch``
-    DRAM buffers the testbench allocates), defined by ``functions``; ``placed`` (result index -> placement,
-    ``g.store_at``): the testbench gives those results their whole arrays."""
+    DRAM buffers the testbench allocates), defined by ``functions``; ``file`` is the scope of their names and
+    ``top`` the top function's name.  ``placed`` (result index -> placement, ``g.store_at``): the testbench gives
+    those results their whole arrays."""
     if board not in BOARDS:
         raise HLSProjectError(f"unknown board {board!r}", hint=f"known boards: {', '.join(BOARDS)}")
     part, clock = BOARDS[board]
-    name = k.name
-    common = dict(name=name, version=_version(), source=source)
+    name = top
+    common = dict(name=name, version=_version(), source=comment(source), source_md=md_code(source))
+    tb = Scope(file)  # main()'s locals: the arrays take the kernel's names, the testbench's own come after
     args, results = [], []
-    for p in k.params:
+    for n, p in enumerate(k.params):
         t = p.type
         dt = t.dtype if isinstance(t, TensorType) else t
-        args.append(dict(name=p.name, tensor=isinstance(t, TensorType), ctype=ctype(dt), transport=_transport(dt),
-                         dims=dims(t) if isinstance(t, TensorType) else "", file=f"in_{p.name}.bin",
+        args.append(dict(name=tb[p.name], tensor=isinstance(t, TensorType), ctype=ctype(dt), transport=_transport(dt),
+                         dims=dims(t) if isinstance(t, TensorType) else "", file=f"in_{n}.bin",
                          size=t.size if isinstance(t, TensorType) else 1,
                          zero="".join("[0]" for _ in getattr(t, "shape", ()))))
+    results_shape = []
     for n, t in enumerate(k.results):
-        dt = t.dtype if isinstance(t, TensorType) else t
         shape = t.shape if isinstance(t, TensorType) else (1,)
         if placed and n in placed:  # the whole array the result is placed in; csim reads its rows back
             shape = placed[n].full_shape(shape)
-        results.append(dict(name=f"result{n}", ctype=ctype(dt), transport=_transport(dt), dims="".join(f"[{d}]" for d in shape),
-                            size=int(np.prod(shape)), file=f"out_{n}.bin", zero="[0]" * len(shape),
-                            to_transport=_to_transport(dt, "flat[n]")))
-    call_args = ", ".join([p.name for p in k.params] + [
-        f"result{n}" if isinstance(t, TensorType) else f"result{n}[0]" for n, t in enumerate(k.results)]
-        + [b for b, _ in scratch])
-    bufs = [dict(name=b, ctype=ctype(t.dtype), dims=dims(t)) for b, t in scratch]
+        results_shape.append(shape)
+    result_names = [tb.fresh(f"result{n}") for n in range(len(k.results))]
+    bufs = [dict(name=tb.fresh(b), ctype=ctype(t.dtype), dims=dims(t)) for b, t in scratch]
+    v = {w: tb.fresh(w) for w in ("argc", "argv", "dir", "raw", "flat", "n")}
+    v.update({w: file.fresh(w) for w in ("read_file", "write_file")})
+    for n, (t, shape) in enumerate(zip(k.results, results_shape)):
+        dt = t.dtype if isinstance(t, TensorType) else t
+        results.append(dict(name=result_names[n], ctype=ctype(dt), transport=_transport(dt),
+                            dims="".join(f"[{d}]" for d in shape), size=int(np.prod(shape)), file=f"out_{n}.bin",
+                            zero="[0]" * len(shape), to_transport=_to_transport(dt, f"{v['flat']}[{v['n']}]")))
+    call_args = ", ".join([a["name"] for a in args] + [
+        r["name"] if isinstance(t, TensorType) else f"{r['name']}[0]" for r, t in zip(results, k.results)]
+        + [b["name"] for b in bufs])
     files = {
         f"{name}.h": _env.get_template("kernel.h.j2").render(prototypes=prototypes, includes=includes, **common),
         f"{name}.cpp": _env.get_template("kernel.cpp.j2").render(functions=functions, **common),
         f"tb_{name}.cpp": _env.get_template("tb.cpp.j2").render(args=args, results=results, call_args=call_args,
-                                                                 scratch=bufs, **common),
+                                                                 scratch=bufs, v=v, **common),
         "run_hls.tcl": _env.get_template("run_hls.tcl.j2").render(part=part, clock_ns=f"{1000.0 / clock:g}", **common),
         "README.md": _env.get_template("README.md.j2").render(board=board, part=part, clock_mhz=f"{clock:g}", **common),
     }
