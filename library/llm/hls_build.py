@@ -62,7 +62,9 @@ from pathlib import Path
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from streamdsl.backend.folder import OutputFolder
 from streamdsl.backend.hls.names import comment, md_code
+from streamdsl.errors import StreamDSLError
 
 from .config import FULL, SLIDING, LLMConfig, LLMError, user_loc
 from .numpy_model import rope_inv_freq, rope_tables
@@ -70,7 +72,6 @@ from .weights import LayerWeights, ModelWeights, QuantLinear
 
 HBM = {"u55c": (32, 512 * 2**20), "u280": (32, 256 * 2**20)}  # board -> (pseudo-channels, bytes each)
 KIND_TAG = {FULL: "full", SLIDING: "sliding"}
-MANIFEST = ".streamdsl-manifest"
 FORMAT = "streamdsl-weights/1"
 
 _env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), undefined=StrictUndefined,
@@ -368,11 +369,10 @@ def _arrays(model) -> dict[str, np.ndarray]:
     return out
 
 
-def write_weights(model, folder: Path, manifest: dict) -> list[str]:
-    """Write the binary files of ``manifest`` that the model has data for; returns the file names."""
-    folder.mkdir(parents=True, exist_ok=True)
+def weight_files(model, manifest: dict) -> dict[str, np.ndarray]:
+    """The binary files of ``manifest`` that the model has data for: file name -> the array to write."""
     arrays = _arrays(model)
-    written = []
+    out = {}
     for t in manifest["tensors"]:
         a = arrays.get(t["name"])
         if a is None:
@@ -381,9 +381,15 @@ def write_weights(model, folder: Path, manifest: dict) -> list[str]:
         if list(a.shape) != t["shape"]:
             raise LLMError(f"weight {t['name']} has shape {a.shape}, the kernel reads {tuple(t['shape'])}", user_loc(),
                            hint="the weights do not belong to this model's config")
-        a.tofile(folder / t["file"])
-        written.append(t["file"])
-    return written
+        out[t["file"]] = a
+    return out
+
+
+def write_weights(model, folder, manifest: dict, overwrite: bool = False) -> list[str]:
+    """Write the binary files of ``manifest`` that the model has data for into ``folder``; returns the file names."""
+    files = weight_files(model, manifest)
+    OutputFolder(folder, overwrite).write(files)
+    return list(files)
 
 
 def read_weights(folder) -> dict[str, np.ndarray]:
@@ -519,18 +525,6 @@ def _render(model, variants, banks, manifest, prefill_len, board) -> dict[str, s
 
 
 # -------------------------------------------------------------------------------------- build
-def _check_output(out: Path, overwrite: bool) -> None:
-    if not out.exists():
-        return
-    if not out.is_dir():
-        raise LLMError(f"'{out}' is a file, not a folder", user_loc(), hint="choose a folder for the project")
-    ours = set((out / MANIFEST).read_text().split()) if (out / MANIFEST).exists() else set()
-    foreign = sorted(p.name for p in out.iterdir() if p.name != MANIFEST and p.name not in ours)
-    if foreign and not overwrite:
-        raise LLMError(f"'{out}' holds files streamdsl did not generate: {', '.join(foreign[:5])}", user_loc(),
-                       hint="choose an empty folder, or pass overwrite=True to write there anyway")
-
-
 def build(model, output=None, prefill_len: int | None = None, board: str = "u55c", overwrite: bool = False,
           weights: bool = True) -> AcceleratorProject:
     """Write the accelerator project of ``model`` into ``output`` (see the module docstring).
@@ -551,29 +545,32 @@ def build(model, output=None, prefill_len: int | None = None, board: str = "u55c
     if board not in HBM:
         raise LLMError(f"board {board!r} has no HBM plan", user_loc(), hint=f"HBM boards: {', '.join(HBM)}")
     out = Path(output) if output is not None else None
-    if out is not None:
-        _check_output(out, overwrite)
+    folder = OutputFolder(out, overwrite) if out is not None else None
+    if folder is not None:
+        try:
+            folder.check()  # before the layers are built
+        except StreamDSLError as err:
+            err.loc = err.loc or user_loc()
+            raise
     variants = _variants(model, prefill_len, board)
     banks = _plan_banks(model, variants, board)
     _with_banks(variants, banks)
     manifest = weight_manifest(model, variants, banks)
     files = _render(model, variants, banks, manifest, prefill_len, board)
     wrote_weights = False
-    if out is not None:
+    if folder is not None:
         from streamdsl.backend.hls.project import write as write_project
 
-        out.mkdir(parents=True, exist_ok=True)
-        for v in variants:
-            write_project(v.project.files, out / v.folder, overwrite=overwrite)
-            v.project.output = out / v.folder
-        for rel, text in files.items():
-            (out / rel).parent.mkdir(parents=True, exist_ok=True)
-            (out / rel).write_text(text)
-        if weights:
-            write_weights(model, out / "weights", manifest)
-            wrote_weights = model.weights is not None
-        top = sorted({rel.split("/")[0] for rel in files} | {v.folder for v in variants} | {"weights"})
-        (out / MANIFEST).write_text("\n".join(top) + "\n")
+        try:
+            for v in variants:
+                write_project(v.project.files, folder.sub(v.folder))
+                v.project.output = out / v.folder
+            bins = weight_files(model, manifest) if weights else {}
+            folder.write({**files, **{f"weights/{f}": a for f, a in bins.items()}})
+            wrote_weights = weights and model.weights is not None
+        except StreamDSLError as err:
+            err.loc = err.loc or user_loc()
+            raise
     c = model.config
     return AcceleratorProject(out, c.name or c.family, variants, banks, files, wrote_weights, prefill_len,
                               model.max_len, time.perf_counter() - t0)

@@ -16,6 +16,7 @@ import pytest
 
 import streamdsl as sd
 from streamdsl import f32, i32
+from streamdsl.backend.folder import OutputFolderError
 from streamdsl.backend.hls import HLSProjectError
 from streamdsl.backend.sim import simulate
 
@@ -538,9 +539,9 @@ def test_build_into_a_folder_with_foreign_files(tmp_path):
     notes = out / "notes.txt"
     notes.write_bytes(b"my own notes\n")
     s = sd.schedule(gemm)
-    with pytest.raises(HLSProjectError) as ei:
+    with pytest.raises(OutputFolderError) as ei:
         s.build("hls", output=out)  # @foreign
-    check(ei.value, "@foreign", f"'{out}' holds files streamdsl did not generate: notes.txt", cls=HLSProjectError)
+    check(ei.value, "@foreign", f"output '{out}' holds files streamdsl did not write: notes.txt", cls=OutputFolderError)
     assert "overwrite=True" in str(ei.value)
     assert notes.read_bytes() == b"my own notes\n"
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]  # nothing was written

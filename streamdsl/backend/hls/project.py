@@ -16,11 +16,11 @@ from ...ir.nodes import Kernel
 from ...numeric import convert
 from ...progress import run as run_with_progress
 from ...types import FixedType, FloatType, IntType, TensorType
+from ..folder import OutputFolder, plain_parts
 from .emit import KernelNames, ctype, dims, function, kernel_names, signature
 from .names import Scope, comment, md_code
 
 INCLUDE = Path(__file__).resolve().parent.parent / "include"
-MANIFEST = ".streamdsl-manifest"
 BOARDS = {  # board name -> (part, default clock MHz); see backend/boards for the full models
     "u55c": ("xcu55c-fsvh2892-2L-e", 250.0),
     "u280": ("xcu280-fsvh2892-2L-e", 250.0),
@@ -180,6 +180,10 @@ class HLSProject:
     def _build(self) -> Path:
         if self._binary is not None and self._binary.exists():
             return self._binary
+        odd = [n for n in self.files if (parts := plain_parts(n)) is None or len(parts) != 1]
+        if odd:  # g++ compiles the files in a temporary folder: a name may not lead out of it
+            raise CSimError(f"the project's file names must be plain file names, got {', '.join(map(repr, odd[:3]))}",
+                            hint="C-simulate the project streamdsl wrote, with its own file names")
         cxx = shutil.which("g++")
         if cxx is None:
             raise CSimError("g++ is not installed; C-simulation needs a C++17 compiler",
@@ -306,20 +310,9 @@ def project_files(k: Kernel, functions: list[str], prototypes: list[str], board:
     return files
 
 
-def write(files: dict[str, str], output: Path, overwrite: bool = False) -> None:
-    """Write ``files`` into ``output``, refusing to clobber files streamdsl did not write."""
-    output.mkdir(parents=True, exist_ok=True)
-    manifest = output / MANIFEST
-    ours = set(manifest.read_text().split()) if manifest.exists() else set()
-    foreign = [p.name for p in output.iterdir() if p.name != MANIFEST and p.name not in ours and p.name != "include"]
-    if foreign and not overwrite:
-        raise HLSProjectError(f"'{output}' holds files streamdsl did not generate: {', '.join(sorted(foreign)[:5])}",
-                              hint="choose an empty folder, or pass overwrite=True to write there anyway")
-    inc = output / "include"
-    inc.mkdir(exist_ok=True)
-    for hdr in sorted(INCLUDE.glob("*.h")):
-        (inc / hdr.name).write_bytes(hdr.read_bytes())
-    for name, text in files.items():
-        (output / name).write_text(text)
-    (output / "data").mkdir(exist_ok=True)
-    manifest.write_text("\n".join(sorted(set(files) | {"include", "data"})) + "\n")
+def write(files: dict[str, str], output, overwrite: bool = False) -> None:
+    """Write ``files``, the bundled headers (``include/``) and an empty ``data/`` into ``output`` (a path or an
+    :class:`~streamdsl.backend.folder.OutputFolder`), touching nothing streamdsl did not write there."""
+    folder = output if isinstance(output, OutputFolder) else OutputFolder(output, overwrite)
+    headers = {f"include/{h.name}": h.read_bytes() for h in sorted(INCLUDE.glob("*.h"))}
+    folder.write({**files, **headers}, dirs=("data",))
