@@ -5,7 +5,7 @@ import functools
 
 from .backend.sim import simulate
 from .errors import KernelSyntaxError, StreamDSLError, caller_loc, user_facing
-from .frontend import definition_scope, parse_function
+from .frontend import definition_scope, parse_function, require_function
 from .ir.nodes import Kernel
 
 class KernelFunction:
@@ -68,6 +68,7 @@ def _resolve_kernel(obj, loc) -> Kernel | None:
 
 def kernel(fn) -> KernelFunction:
     """Decorate a Python function with annotated parameters and return type as a kernel."""
+    require_function(fn, "@sd.kernel")
     return KernelFunction(fn, definition_scope())
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ..errors import ScheduleError, StreamDSLError, caller_loc, user_facing
+from ..errors import ScheduleError, StreamDSLError, caller_loc, user_facing, user_facing_methods
 from ..ir.nodes import Kernel
 from ..sched.schedule import Schedule
 from ..types import IntType
@@ -79,6 +79,7 @@ def _err(prim: str, message: str, hint: str | None = None) -> ScheduleError:
     return ScheduleError(f"{prim}: {message}", caller_loc(), hint=hint)
 
 
+@user_facing_methods
 class DataflowSchedule:
     """Layouts, regions, kernel schedules and FIFO depths of one dataflow function."""
 
@@ -109,7 +110,6 @@ class DataflowSchedule:
         """Every task, in program (topological) order."""
         return [TaskHandle(self, t) for t in self.graph.tasks]
 
-    @user_facing
     def task(self, name: str) -> TaskHandle:
         if name not in self.graph.tasks:
             raise _err("task", f"dataflow '{self.graph.ir.name}' has no task '{name}'",
@@ -119,7 +119,6 @@ class DataflowSchedule:
     def edges(self) -> list[EdgeHandle]:
         return [EdgeHandle(self, e) for e in self.graph.edges]
 
-    @user_facing
     def edge(self, name: str) -> EdgeHandle:
         if name not in self.graph.edges:
             raise _err("edge", f"dataflow '{self.graph.ir.name}' has no edge '{name}'",
@@ -148,7 +147,6 @@ class DataflowSchedule:
         raise _err(prim, f"expected an edge handle, got {type(e).__name__}", hint="use g.edge(name)")
 
     # --------------------------------------------------------- kernel level
-    @user_facing
     def schedule(self, task) -> Schedule:
         """The task's kernel schedule; later timing and builds use its IR as scheduled."""
         name = self._task("schedule", task)
@@ -162,7 +160,6 @@ class DataflowSchedule:
         return s.ir if s is not None else self.graph.kernel(task)
 
     # ------------------------------------------------------------- layouts
-    @user_facing
     def stream(self, edge, tile=None, order=None, *, itensor=None, side=None) -> ITensor:
         """Give ``edge`` a stream layout: ``tile`` (element shape) and ``order`` (data dims, outermost first).
 
@@ -223,7 +220,6 @@ class DataflowSchedule:
             return self._prod.get(e) or whole(t)
         return self._cons.get((e, side.name if isinstance(side, TaskHandle) else side)) or whole(t)
 
-    @user_facing
     def bundle(self, *edges) -> tuple[str, ...]:
         """Read graph inputs ``edges`` with one DMA process, one after the other in the order given, over one
         set of memory channels (a weight streamer): each waits for the one before it to be read whole, and
@@ -252,7 +248,6 @@ class DataflowSchedule:
     def bundles(self) -> list[tuple[str, ...]]:
         return list(self._bundles)
 
-    @user_facing
     def store_at(self, edge, offset: str, axis: int, extent: int) -> Placement:
         """Store graph result ``edge`` in place, into a larger array: the top function's port is ``extent``
         long along ``axis`` and the result's ``n`` rows land at ``offset .. offset + n - 1`` there (``offset``
@@ -290,7 +285,6 @@ class DataflowSchedule:
         return dict(self._placed)
 
     # -------------------------------------------------------------- regions
-    @user_facing
     def fuse(self, *tasks) -> int:
         """Put ``tasks`` in one on-chip region; returns its number."""
         if len(tasks) == 1 and isinstance(tasks[0], (list, tuple)):
@@ -336,7 +330,6 @@ class DataflowSchedule:
             return 2 * converter(src, dst).buffer_bytes
         return DEFAULT_DEPTH * src.token_bytes
 
-    @user_facing
     def auto_fuse(self, max_bytes: int) -> FusionPlan:
         """The paper's greedy fusion (algorithm 2) under an on-chip memory cap of ``max_bytes``."""
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, float)) or max_bytes <= 0:
@@ -406,7 +399,6 @@ class DataflowSchedule:
             return [f.name for f in sel]
         return [f.name for f in (into_tasks or mine)]
 
-    @user_facing
     def fifo(self, x, depth, consumer=None) -> dict[str, int]:
         """Pin the depth of the FIFO(s) feeding ``x``'s consumers (or one ``g.fifos()`` handle); ``"auto"`` sizes them."""
         if depth != "auto" and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
@@ -448,7 +440,6 @@ class DataflowSchedule:
                 depths[f.name] = 1
         return F.Sizing(sz.starts, depths, mode)
 
-    @user_facing
     def size_fifos(self, mode: str = "normal") -> F.Sizing:
         """Size every FIFO not pinned: LP start offsets (HiGHS), depth = tokens in flight."""
         sz = self._size("size_fifos", mode)
@@ -475,7 +466,6 @@ class DataflowSchedule:
         return self._sized_for is not None and self._sized_for != (tuple(low.sim_tasks()), tuple(low.sim_edges()))
 
     # ------------------------------------------------------------- analysis
-    @user_facing
     def simulate(self, trace: bool = False) -> SimResult:
         """Token-level simulation at the current depths (unsized FIFOs: depth 2).
 
@@ -487,7 +477,6 @@ class DataflowSchedule:
         except DeadlockError as err:
             raise DeadlockError(err.message, caller_loc(), hint=err.hint) from None
 
-    @user_facing
     def explain_fifo(self, x, consumer=None) -> str:
         """Which path forced a FIFO's depth (the LP's critical path and the paper's closed form)."""
         low = self.lowered()
@@ -551,7 +540,6 @@ class DataflowSchedule:
         return streamed, whole_bufs
 
     # ------------------------------------------------------------------ build
-    @user_facing
     def build(self, target: str = "hls", output=None, board: str = "u55c", overwrite: bool = False):
         """The Vitis HLS project of the design as it stands (``.csim(*arrays)`` runs it with g++)."""
         if target != "hls":

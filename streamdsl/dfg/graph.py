@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import KernelSyntaxError, KernelTypeError, Loc, StreamDSLError, caller_loc, user_facing
-from ..frontend import definition_scope, parse_function
+from ..frontend import definition_scope, parse_function, require_function
 from ..ir.nodes import CallKernel, Const, Kernel, Ref, Return, Var
 from ..types import TensorType
 
@@ -149,6 +149,7 @@ class DataflowFunction:
 
 def dataflow(fn) -> DataflowFunction:
     """Decorate a function whose body calls ``@sd.kernel`` functions and returns their results."""
+    require_function(fn, "@sd.dataflow")
     return DataflowFunction(fn, definition_scope())
 
 
