@@ -626,8 +626,7 @@ def cmd_explore(args) -> int:
         raise CLIError(f"{args.target} is a kernel; explore takes a dataflow or its schedule", d.loc,
                        hint="name an @sd.dataflow function or a DataflowSchedule (g = sd.schedule(fn))")
     ex = explore(d.schedule(), args.board, args.budget)
-    print(ex.table())
-    print(ex.report())
+    print(ex.report())  # the table of the designs tried, then the best one's model
     return 0
 
 

@@ -358,6 +358,8 @@ def test_report_and_explore_model_a_dataflow_on_a_board():
     r = run("explore", EXAMPLES / "attention_dataflow.py:attention", "--budget", "64")
     assert r.returncode == 0, r.stderr
     assert "default" in r.stdout and "fits" in r.stdout
+    assert r.stdout.count("design  ") == 1, r.stdout  # the table once (it was printed twice)
+    assert max(map(len, r.stdout.splitlines())) <= 120, r.stdout  # a screen's width (rows were up to 308)
     user_error(cli("explore", EXAMPLES / "gemm.py:gemm"), "explore takes a dataflow")
     user_error(cli("report", EXAMPLES / "ffn_dataflow.py:ffn", "--board", "zcu104"), "zcu104")
 
