@@ -1,7 +1,7 @@
 """The dataflow design as a Graphviz picture: what ``g.lowered()`` builds, one shape per kind.
 
 * kernel tasks: boxes with the task name, its kernel and its timing (token-sim
-  ``iters x II, lat``; with ``perf``, the modeled cycles and DSPs);
+  its cycles and token steps; with ``perf``, the modeled cycles and DSPs);
 * layout converters: hexagons with their buffer; forks: diamonds;
 * DMAs: cylinders (loads green, stores orange) with the memory bank(s) they use,
   ``HBM[a:b]`` as a Vitis link config writes it;
@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from ..dfg.layout import describe
+from ..dfg.printer import task_timing
 from ..errors import caller_loc, user_facing
 from ..boards import board as get_board
 from ..perf.model import model_tasks
@@ -85,7 +86,7 @@ def _dma_plan(g, low, perf):
 
 def _node_label(g, n, perf, mem, dmas, banks) -> str:
     s = n.sim
-    timing = f"{s.iters} iter x II {s.ii}, lat {s.lat}"
+    timing = task_timing(s)
     np_ = perf.nodes.get(n.name) if perf is not None else None
     if n.kind == "task":
         lines = [n.name, f"kernel {g.graph.tasks[n.name].kernel}"]
