@@ -41,6 +41,8 @@ from .errors import StreamDSLError, caller_loc
 TEMPLATES = Path(__file__).parent / "templates"
 REPORT = "report.html"
 FRAGMENT_KERNELS = 8  # kernel rows a notebook view shows
+II_AMBER = ("II in amber: above 1, the pipelined loop starts an iteration only every II cycles (its note says "
+            "why: a recurrence, memory ports, or the II asked for)")
 GRAPH_MIN_SCALE = 0.75  # a wide graph is drawn at least this large (10 pt labels stay readable) and scrolls
 
 
@@ -329,8 +331,8 @@ def _design(page: Page, g, perf) -> None:
     page.kernels = Table(["kernel task", "region", "SLR", "cycles", "time", "II (pipelined loops)", "stall",
                           "DSP", "LUT", "BRAM18K", "URAM"], rows, "lrrrrlrrrrr",
                          caption="cycles: streamdsl.cost.model.estimate of the scheduled IR (bar: share of the "
-                         "end-to-end latency); stall: cycles the task waited in the token simulator")
-    page.loops = Table(["task", "loop", "trips", "cycles", "II", "depth", "note"], loops, "llrrrrl")
+                         "end-to-end latency); stall: cycles the task waited in the token simulator; " + II_AMBER)
+    page.loops = Table(["task", "loop", "trips", "cycles", "II", "depth", "note"], loops, "llrrrrl", caption=II_AMBER)
     cap = b.slrs
     res_rows = [[Cell(f"SLR{s}"), *(_res_cell(use[r], cap[s][r]) for r in RESOURCES)]
                 for s, use in enumerate(perf.slr_use)]
@@ -399,7 +401,7 @@ def _kernel(page: Page, s, board: str) -> None:
                        [[Cell(lp.var), Cell(_num(lp.trips)), Cell(_num(lp.cycles), _pct(lp.cycles, rep.cycles)),
                          Cell("-" if lp.ii is None else str(lp.ii), cls="warn" if (lp.ii or 1) > 1 else ""),
                          Cell("-" if lp.depth is None else str(lp.depth)), Cell(lp.note)] for lp in rep.loops], "lrrrrl",
-                       caption="streamdsl.cost.model.estimate of the scheduled IR")
+                       caption="streamdsl.cost.model.estimate of the scheduled IR; " + II_AMBER)
     page.resources = Table(["", *("BRAM18K" if r == "bram" else r.upper() for r in RESOURCES)],
                            [[Cell(rep.board), *(_res_cell(rep.resources.get(r, 0), rep.budget[r]) for r in RESOURCES)]],
                            caption="the kernel alone against the whole board (cost model)")

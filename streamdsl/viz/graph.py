@@ -5,10 +5,14 @@
 * layout converters: hexagons with their buffer; forks: diamonds;
 * DMAs: cylinders (loads green, stores orange) with the memory bank(s) they use,
   ``HBM[a:b]`` as a Vitis link config writes it;
-* FIFOs: edges labelled with their name, stream layout (the itensor, as
-  ``print(g)`` shows it), depth and where the depth came from; the DRAM
-  hand-off between regions is a dashed edge;
+* FIFOs: edges labelled with their name, tokens and token shape, depth and
+  where the depth came from, with the whole itensor (as ``print(g)`` shows it)
+  in the edge's tooltip; the DRAM hand-off between regions is a dashed edge;
 * regions: clusters, titled with their on-chip bytes.
+
+The graph is ranked top to bottom with short edge labels, so a layer of a dozen kernels and their
+DMAs is about as wide as a screen and scrolls down (ranked left to right with the itensors on the
+edges, an LLM decode layer was 9,000 px wide).
 
 Banks: each region's DMAs take the memory's channels in order, as many as
 :func:`streamdsl.perf.model.allocate_channels` gives each (the smallest DMAs
@@ -52,6 +56,12 @@ def quote(text) -> str:
 
 def _attrs(**kw) -> str:
     return "[" + ", ".join(f"{k}={quote(v)}" for k, v in kw.items()) + "]"
+
+
+def _tokens(it) -> str:
+    """A stream in a few words: ``16 tokens of 1x64 f32`` (the edge's tooltip has the itensor)."""
+    n = it.num_tokens
+    return f"{n} token{'s' if n != 1 else ''} of {'x'.join(map(str, it.element))} {it.dtype}"
 
 
 def _bank_text(kind: str, lo: int, hi: int) -> str:
@@ -133,7 +143,7 @@ def graph_dot(g, perf=None) -> str:
     else:
         title += f" (DMA banks: the {get_board(DEFAULT_BOARD).name}'s {mem.channels} {mem.kind} channels, by bytes)"
     out = [f"digraph {quote(ir.name)} {{",
-           f"  graph {_attrs(rankdir='LR', fontname='Helvetica', fontsize='12', label=title, labelloc='t')};",
+           f"  graph {_attrs(rankdir='TB', fontname='Helvetica', fontsize='12', label=title, labelloc='t')};",
            "  node [fontname=\"Helvetica\", fontsize=\"10\"];",
            "  edge [fontname=\"Helvetica\", fontsize=\"8\"];"]
     onchip = g.onchip_bytes(low)
@@ -151,8 +161,8 @@ def graph_dot(g, perf=None) -> str:
             out.append(f"  {quote(f.src)} -> {quote(f.dst)} {_attrs(label=f'{f.edge} via DRAM', style='dashed')};")
             continue
         d, src = g.depth(f.name)
-        label = f"{f.name}\n{describe(f.layout)}\ndepth {d} ({src})"
-        out.append(f"  {quote(f.src)} -> {quote(f.dst)} {_attrs(label=label)};")
+        label = f"{f.name}\n{_tokens(f.layout)}\ndepth {d} ({src})"
+        out.append(f"  {quote(f.src)} -> {quote(f.dst)} {_attrs(label=label, tooltip=describe(f.layout))};")
     out.append("}")
     return "\n".join(out) + "\n"
 
