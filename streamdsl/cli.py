@@ -716,7 +716,8 @@ def parser() -> argparse.ArgumentParser:
 
     r = command(sub, "report", "model a design on a board (latency, resources); -o writes report.html", cmd_report)
     r.add_argument("target", metavar="DIR|FILE.py:NAME",
-                   help="a built project folder, or a kernel, dataflow (built as one region) or schedule")
+                   help="a built project folder (its design is modeled again: the FILE.py its streamdsl.json "
+                        "names is run), or a kernel, dataflow (built as one region) or schedule")
     r.add_argument("--board", default=None, help="u55c, u280 or vck190 (default: the project's board, else u55c)")
     r.add_argument("-o", "--output", metavar="OUT_DIR", help="also write the HTML report into OUT_DIR")
 

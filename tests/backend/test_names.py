@@ -139,24 +139,21 @@ def test_reserved_list_covers_every_macro_of_the_included_headers(tmp_path):
 
 
 # ------------------------------------------------------------------------------------- numerics
-@sd.kernel
-def divmod32(a: i32[4], b: i32[4]) -> (i32[4], i32[4]):
-    q: i32[4] = 0
-    r: i32[4] = 0
-    for i in range(4):
-        q[i] = a[i] // b[i]
-        r[i] = a[i] % b[i]
-    return q, r
+def make_divmod(dt):
+    @sd.kernel
+    def divmod_(a: dt[4], b: dt[4]) -> (dt[4], dt[4]):
+        q: dt[4] = 0
+        r: dt[4] = 0
+        for i in range(4):
+            q[i] = a[i] // b[i]
+            r[i] = a[i] % b[i]
+        return q, r
+
+    divmod_.fn.__name__ = f"divmod_{dt}"
+    return divmod_
 
 
-@sd.kernel
-def divmod64(a: i64[4], b: i64[4]) -> (i64[4], i64[4]):
-    q: i64[4] = 0
-    r: i64[4] = 0
-    for i in range(4):
-        q[i] = a[i] // b[i]
-        r[i] = a[i] % b[i]
-    return q, r
+divmod32, divmod64 = make_divmod(i32), make_divmod(i64)
 
 
 @needs_gxx
