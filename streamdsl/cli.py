@@ -493,14 +493,14 @@ def _llm_model(prj: dict, folder: Path | None):
 
 def _layer_args(m, i: int, t: int, pos: int, rng) -> list:
     """Layer ``i``'s arguments for ``t`` new tokens after ``pos`` cached ones, as :meth:`LLM.prefill` passes them."""
-    from .library.llm.numpy_model import rope_inv_freq, rope_tables
+    from .library.llm.rope import rope_inv_freq, rope_tables
 
     c = m.config
     x = rng.standard_normal((t, c.hidden)).astype(np.float32)
     kc, vc = (rng.standard_normal((c.kv_heads, m.max_len, c.head_dim)).astype(np.float32) for _ in range(2))
     args = [x] + m.layer_args(i) + [kc, vc]
     if c.rope_theta is not None:
-        cos, sin = rope_tables(rope_inv_freq(c, c.layer_theta(i)), np.arange(pos, pos + t))
+        cos, sin = rope_tables(np.arange(pos, pos + t), rope_inv_freq(c.head_dim, c.layer_theta(i), c.rope_scaling))
         args += [np.ascontiguousarray(cos, np.float32), np.ascontiguousarray(sin, np.float32)]
     return args + [np.int32(pos), np.int32(pos + t)]
 

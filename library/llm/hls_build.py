@@ -63,7 +63,7 @@ import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .config import FULL, SLIDING, LLMConfig, LLMError, user_loc
-from .numpy_model import rope_inv_freq, rope_tables
+from .rope import rope_inv_freq, rope_tables
 from .weights import LayerWeights, ModelWeights, QuantLinear
 
 HBM = {"u55c": (32, 512 * 2**20), "u280": (32, 256 * 2**20)}  # board -> (pseudo-channels, bytes each)
@@ -368,7 +368,7 @@ def _arrays(model) -> dict[str, np.ndarray]:
             out["lm_head"] = w.lm_head
     thetas, _ = _rope_sets(model)
     for j, th in enumerate(thetas):
-        cos, sin = rope_tables(rope_inv_freq(c, th), np.arange(model.max_len))
+        cos, sin = rope_tables(np.arange(model.max_len), rope_inv_freq(c.head_dim, th, c.rope_scaling))
         out[f"rope{j}_cos"], out[f"rope{j}_sin"] = cos, sin
     return out
 
