@@ -24,9 +24,11 @@ hardware: ``window - 1`` past tokens plus the current one).
 With quantized weights (:func:`~.weights.quantize`) every linear layer runs as
 W8A8 / W4A8: activations quantized per token (symmetric int8, dynamic scale
 ``max|x_t| / 127``, round half to even), an integer dot product, then
-``y = acc * s_x[t] * s_w[o] (+ bias)``. The accumulation is done exactly (in
-float64, which holds every sum these sizes produce; an int32 accumulator holds
-them too while ``in * 127 * 127 < 2**31``, i.e. ``in < 133,000``).
+``y = acc * s_x[t] * s_w[o]`` in float64, rounded to float32 (``+ bias`` in
+float32): :func:`.ref.linear_quant` with ``in_float64`` (the kernels dequantise
+in float32 left to right, so the quantised layers agree with it to rounding).
+The accumulation is exact (an int32 accumulator holds it while
+``in * 127 * 127 < 2**31``, i.e. ``in < 133,000``).
 """
 from __future__ import annotations
 
@@ -38,7 +40,6 @@ from . import ref
 from .config import LLMConfig, LLMError, user_loc
 from .rope import rope_inv_freq, rope_tables
 from .weights import LayerWeights, ModelWeights, QuantLinear
-
 
 
 def linear(x: np.ndarray, w: np.ndarray | QuantLinear, b: np.ndarray | None = None) -> np.ndarray:

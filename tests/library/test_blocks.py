@@ -468,6 +468,7 @@ def test_argmax_first_index_on_ties():
     (lambda: blocks.make_attention_decode(2, 1, 2, 2, t=3), "do not fit in a cache"),
     (lambda: blocks.make_attention_prefill(2, 1, 4, 2, window=0), "window must be a positive integer"),
     (lambda: blocks.make_rope(1, 2, 5), "head_dim=5 must be even"),
+    (lambda: blocks.rope_inv_freq(8, 1e4, llama3={"factor": 32.0}), "llama3 must be a RopeScaling, got dict"),
     (lambda: blocks.make_linear(0, 2, 2), "t must be a positive integer"),
     (lambda: blocks.make_rmsnorm(2, 2.5), "n must be a positive integer"),
     (lambda: blocks.make_layernorm(2, 4, eps=-1.0), "eps must be a positive number"),
