@@ -65,7 +65,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 import streamdsl as sd
 
 from .config import FULL, SLIDING, LLMConfig, LLMError, user_loc
-from .numpy_model import rope_inv_freq, rope_tables
+from .rope import rope_inv_freq, rope_tables
 from .weights import LayerWeights, ModelWeights, QuantLinear
 
 
@@ -377,7 +377,7 @@ def _arrays(model) -> dict[str, np.ndarray]:
             out["lm_head"] = w.lm_head
     thetas, _ = _rope_sets(model)
     for j, th in enumerate(thetas):
-        cos, sin = rope_tables(rope_inv_freq(c, th), np.arange(model.max_len))
+        cos, sin = rope_tables(np.arange(model.max_len), rope_inv_freq(c.head_dim, th, c.rope_scaling))
         out[f"rope{j}_cos"], out[f"rope{j}_sin"] = cos, sin
     return out
 

@@ -33,7 +33,7 @@ from .embed import make_embedding, make_gpt2_embedding
 from .layers import LayerSpec, make_layer
 from .linear import make_lm_head
 from .norms import make_layernorm, make_rmsnorm
-from .numpy_model import rope_inv_freq, rope_tables
+from .rope import rope_inv_freq, rope_tables
 from .qlayers import SCHEMES, make_qlayer
 from .weights import LayerWeights, ModelWeights, QuantLinear, quantize
 
@@ -107,7 +107,7 @@ class LLM:
         if self.config.rope_theta is not None:
             for i in range(self.config.layers):
                 th = self.config.layer_theta(i)
-                self._inv_freq.setdefault(th, rope_inv_freq(self.config, th))
+                self._inv_freq.setdefault(th, rope_inv_freq(self.config.head_dim, th, self.config.rope_scaling))
         self.layer(1)  # build (and check any swapped blocks) now, at the user's call
 
     def __repr__(self) -> str:
@@ -239,7 +239,7 @@ class LLM:
         """theta -> (cos, sin) of positions pos .. pos + t - 1, once per call for all layers."""
         out = {}
         for theta, inv in self._inv_freq.items():
-            cos, sin = rope_tables(inv, np.arange(pos, pos + t))
+            cos, sin = rope_tables(np.arange(pos, pos + t), inv)
             out[theta] = (np.ascontiguousarray(cos, np.float32), np.ascontiguousarray(sin, np.float32))
         return out
 
