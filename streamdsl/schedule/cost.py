@@ -22,10 +22,14 @@ These are model estimates, not Vitis HLS reports.  The model:
   the outer loops carry (``A[o] += ...`` inside ``for k: for o``) recurs
   only after the loops inside the innermost loop that does not index it come
   round, so it bounds II by latency / that distance.
-* An innermost loop with no directive and more than :data:`AUTO_PIPELINE_TRIPS`
-  constant trips is pipelined at II 1, as Vitis HLS does by default
-  (``syn.compile.pipeline_loops`` = 64, UG1399 "Automatic Loop Pipelining"; the
-  emitter never writes ``pipeline off``).
+* Vitis's own pipelining (:func:`_is_pipelined`, ``pipeline_loops`` = :data:`AUTO_PIPELINE_TRIPS`, UG1399
+  "Automatic Loop Pipelining"): an innermost loop of at least 64 constant trips, or a loop whose inner loops
+  all have fewer (unrolled into its pipeline); a perfect nest of them is flattened first.  Loads that do not
+  move with a pipeline are hoisted before it, repeated reads of one address merged, and a memory written at
+  several fixed locations and read in the pipeline serialises its iterations (the rules, with the reports
+  they come from, are in docs/architecture.md; ``benchmarks/calibration.py`` checks them).
+* Device facts by family (:data:`FAMILIES`, :func:`family` of a board or part name): the DSP slice's
+  multiplier and the operator latencies the family differs in; interface adapters by kind (:data:`ADAPTER`).
 * A pipelined loop takes ``(trips - 1) * II + depth`` cycles, where loops inside
   it are fully unrolled (as Vitis does) and ``depth`` is the body's latency.
   The achieved II is the largest of the requested II, the recurrence bound of
