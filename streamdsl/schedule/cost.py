@@ -326,7 +326,7 @@ class _Model:
             d, lut = op_cost(name, t, widths, self.fam)
             self.res["dsp"] += d * copies
             self.res["lut"] += lut * copies
-            if name == "mul" and d > 1:  # a multiply over several slices keeps its partial products in
+            if name == "mul" and d > 1 and _class(t) == "i":  # an integer multiply over several slices keeps its partial products in
                 # fabric registers at every stage: 2 x result bits a cycle of its latency
                 self.res["ff"] += 2 * _bits(t) * op_latency(name, t, self.clock, self.fam) * copies
             else:
