@@ -203,7 +203,8 @@ def test_size_fifos_gives_zero_stalls():
     g.size_fifos()
     res = g.simulate()
     assert all(v == 0 for v in res.backpressure.values())
-    assert res.stall["gemm"] == 0 and res.stall["relu"] == 0
+    # no task waits on a FIFO but for the first row of x, which no depth brings before the DMA's latency
+    assert res.stall["gemm"] == 0 and res.stall["relu"] <= g.timing()["load_x"].lat
     assert "(sized)" in str(g)
 
 
@@ -280,7 +281,7 @@ def test_kernel_schedules_feed_the_timing():
     before = g.timing()["relu"]
     s = g.schedule(g.task("relu"))
     assert g.schedule(g.task("relu")) is s
-    s.pipeline(s.loop("j"), 1)
+    s.pipeline(s.loop("i"), 1)  # a row a pipeline iteration, j unrolled (the default already pipelines i x j)
     after = g.timing()["relu"]
     assert after.ii < before.ii and "(scheduled)" in str(g)
 
