@@ -86,7 +86,7 @@ def main(argv=None) -> int:
                 print(f"    {lp['label']:<34} trips {lp['trips']:>5}/{got.trips if got else '-':<5} "
                       f"II {lp['ii']:>3}/{got.ii if got else '-':<4} depth {lp['iteration_latency']:>3}/"
                       f"{got.depth if got else '-':<4} {got.note if got else ''}")
-    print(f"\n{len(table['cases'])} cases from {len(table['sources'])} source(s); "
+    print(f"\n{len(table['cases'])} cases from {len({s['repo'] for s in table['sources'].values()})} repositories; "
           "median |log2(model/published)|, share within 1.25x and 2x:")
     met = True
     for f in FIGURES:

@@ -111,8 +111,90 @@ def kernel_2mm(alpha: i32, beta: i32, A: i32[10, 10], B: i32[10, 10], C: i32[10,
     return tmp, D
 
 
+@sd.kernel
+def get_tanh(addr: i32[1000]) -> (i32[1000], i32):
+    A: i32[1000]  # inout
+    result: i32 = 0
+    for i in range(1000):
+        address: i32 = addr[i]
+        beta: i32 = A[address]
+        if beta >= 1:
+            result = 1
+        else:
+            result = (beta * beta + 19) * beta * beta + 3 * beta
+        A[address] = result
+    return A, result
+
+
+@sd.kernel
+def stencil_2d(orig: i32[900], filt: i32[10]) -> (i32[900], i32):
+    sol: i32[900]
+    temp: i32 = 0
+    for r in range(28):
+        for c in range(28):
+            temp = 0
+            for k1 in range(3):
+                for k2 in range(3):
+                    temp += filt[k1 * 3 + k2] * orig[(r + k1) * 30 + c + k2]
+            sol[r * 30 + c] = temp
+    return sol, temp
+
+
+# the xck24 (Zynq UltraScale+) builds of the same suite: void tops, 2mm with a scalar accumulator
+
+
+@sd.kernel
+def atax_zu(A: i32[20, 20], x: i32[20]) -> (i32[20], i32[20]):
+    y: i32[20]  # inout
+    tmp: i32[20]  # inout
+    for i in range(20):
+        t: i32 = tmp[i]
+        for j in range(20):
+            t = t + A[i, j] * x[j]
+        for j in range(20):
+            y[j] = y[j] + A[i, j] * t
+        tmp[i] = t
+    return y, tmp
+
+
+@sd.kernel
+def bicg_zu(A: i32[30, 30], p: i32[30], r: i32[30]) -> (i32[30], i32[30]):
+    s: i32[30]  # inout
+    q: i32[30]  # inout
+    tmp_q: i32 = 0
+    for i in range(30):
+        tmp_q = q[i]
+        for j in range(30):
+            tmp: i32 = A[i, j]
+            s[j] = s[j] + r[i] * tmp
+            tmp_q = tmp_q + tmp * p[j]
+        q[i] = tmp_q
+    return s, q
+
+
+@sd.kernel
+def kernel_2mm_zu(alpha: i32, beta: i32, A: i32[10, 10], B: i32[10, 10], C: i32[10, 10]) -> (
+        i32[10, 10], i32[10, 10], i32):
+    tmp: i32[10, 10]  # inout
+    D: i32[10, 10]  # inout
+    for i in range(10):
+        for j in range(10):
+            x: i32 = tmp[i, j]
+            for k in range(10):
+                x += alpha * A[i, k] * B[k, j]
+            tmp[i, j] = x
+    for i in range(10):
+        for j in range(10):
+            y: i32 = D[i, j] * beta
+            for k in range(10):
+                y += tmp[i, k] * C[k, j]
+            D[i, j] = y
+    return tmp, D, 10
+
+
 KERNELS = {"fir": fir, "matvec": matvec, "atax": atax, "bicg": bicg, "covariance": covariance,
-           "jacobi_1d": jacobi_1d, "2mm": kernel_2mm}
+           "jacobi_1d": jacobi_1d, "2mm": kernel_2mm, "getTanh": get_tanh, "stencil_2d": stencil_2d,
+           "atax_zu": atax_zu, "bicg_zu": bicg_zu, "2mm_zu": kernel_2mm_zu}
 
 
 def scheduled(name: str):

@@ -108,8 +108,9 @@ class Family:
 
 
 FAMILIES = {
-    # DSP48E2 27 x 18 (UG579); LATENCY's table is this family's
-    "ultrascale+": Family("ultrascale+", 27, 18),
+    # DSP48E2 27 x 18 (UG579); LATENCY's table is this family's, but for a 32 x 32 integer multiply, one
+    # stage at 200 MHz (mul_32s_32s_32_1_1 in the LAP reports on the xck24)
+    "ultrascale+": Family("ultrascale+", 27, 18, {("i", "mul"): (0, 200.0)}),
     # DSP48E1 25 x 18 (UG479); a 32 x 32 integer multiply is 3 slices and 4 cycles at 200 MHz
     # (mul_32s_32s_32_5_1 in the LAP reports on the xc7k160t, benchmarks/calibration/published.json)
     "7series": Family("7series", 25, 18, {("i", "mul"): (4, 200.0)}),
@@ -153,15 +154,17 @@ def _class(t) -> str:
 
 
 def op_latency(op: str, t, clock_mhz: float, fam: Family | None = None) -> int:
-    """Cycles of one operator at ``clock_mhz``: the family's own figure where it has one, else :data:`LATENCY`
-    (at 250 MHz), scaled by the clock and rounded up."""
+    """Cycles of one operator at ``clock_mhz``: :data:`LATENCY` (at 250 MHz) scaled by the clock and rounded up,
+    or the family's own figure (a report's, at its clock) up to that clock; above it, the larger of the two
+    (an operator a report shows combinational at 200 MHz need not be at 300)."""
     table = LATENCY[_class(t)]
     key = "cmp" if op in ("eq", "ne", "lt", "le", "gt", "ge") else op
+    base = math.ceil(table.get(key, 1 if _class(t) == "i" else 4) * clock_mhz / 250.0)
     own = (fam or FAMILIES["ultrascale+"]).latency.get((_class(t), key))
-    if own is not None:
-        return math.ceil(own[0] * clock_mhz / own[1])
-    base = table.get(key, 1 if _class(t) == "i" else 4)
-    return math.ceil(base * clock_mhz / 250.0)
+    if own is None:
+        return base
+    scaled = math.ceil(own[0] * clock_mhz / own[1])
+    return scaled if clock_mhz <= own[1] else max(scaled, base)
 
 
 def _power_of_two(e) -> bool:
@@ -508,15 +511,21 @@ class _Model:
         too?  Then each iteration reads what the one before wrote, through the RAM's two ports, and waits for
         its last write: the II is the iteration's latency (atax's ``y[j]`` and bicg's ``s[j]``, updated for
         every ``j`` in each iteration of the pipelined ``i``: II 34 = depth 34, II 30 = depth 30).  One such
-        location (a sum into ``Y[0]``) is :func:`_recurrence`'s accumulation instead."""
+        location (a sum into ``Y[0]``) is :func:`_recurrence`'s accumulation instead.  A write at an address
+        read from memory (``A[addr[i]]``) may hit what the next iteration reads, so Vitis waits for it too
+        (getTanh's ``A[address]`` update: II 18, depth 22)."""
         accesses = list(_accesses_in_loops(s.body, ()))
         deps = _local_deps(s.body)
         loaded = {n.name for n, _ in accesses if isinstance(n, Load)}
+        gathered = _from_memory(s.body)
         fixed: dict[str, int] = {}
         for n, around in accesses:
             if not isinstance(n, Store) or n.name in self.regs or n.name not in loaded:
                 continue
-            used = _through(set().union(*map(names_in, n.indices)), deps)
+            names = set().union(*map(names_in, n.indices))
+            if names & gathered:
+                return True
+            used = _through(names, deps)
             if not used & pipe:
                 fixed[n.name] = fixed.get(n.name, 0) + math.prod(_trips(lp) for lp in around if lp.var in used)
         return any(c > 1 for c in fixed.values())
@@ -666,6 +675,17 @@ def _addresses(indices, loops) -> str:
     ranges = {lp.var: f"{lp.start!r}:{lp.stop!r}:{lp.step}" for lp in loops}
     named = lambda e: Var(ranges[e.name], e.dtype) if isinstance(e, Var) and e.name in ranges else None  # noqa: E731
     return repr(tuple(map_expr(i, named) for i in indices))
+
+
+def _from_memory(stmts) -> set[str]:
+    """Scalar locals of ``stmts`` whose value is read from memory (directly or through other such locals):
+    an address made of one is unknown to the scheduler."""
+    out: set[str] = set()
+    for n in (n for b in stmts for n in walk(b)):
+        value = n.init if isinstance(n, Decl) else n.value if isinstance(n, Assign) else None
+        if value is not None and any(isinstance(x, Load) or isinstance(x, Var) and x.name in out for x in walk(value)):
+            out.add(n.name)
+    return out
 
 
 def _assigned(stmts) -> set[str]:
