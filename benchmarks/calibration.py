@@ -19,7 +19,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from streamdsl.schedule.cost import estimate
+from streamdsl.cost.model import estimate
 
 HERE = Path(__file__).resolve().parent / "calibration"
 FIGURES = ("latency", "ii", "dsp", "lut", "ff", "bram")

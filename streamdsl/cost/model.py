@@ -61,6 +61,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..boards import BOARDS
 from ..ir.bounds import Ranges
 from ..ir.deps import (
     bind_class, bound_impl, carried_accumulations, is_var_mul, loop_binds, names_in, periodic_accumulations,
@@ -70,7 +71,7 @@ from ..ir.nodes import (
     walk,
 )
 from ..types import FixedType, FloatType, IntType
-from .rewrite import map_expr
+from ..sched.rewrite import map_expr
 
 BOARD_BUDGET = {  # DSP, BRAM18K, URAM, LUT, FF per device (AMD data sheets DS963, DS963/U280, DS957)
     "u55c": dict(dsp=9024, bram=4032, uram=960, lut=1303680, ff=2607360),
@@ -117,7 +118,6 @@ FAMILIES = {
     # DSP58 27 x 24 (AM004)
     "versal": Family("versal", 27, 24),
 }
-BOARD_FAMILY = {"u55c": "ultrascale+", "u280": "ultrascale+", "vck190": "versal"}
 PART_FAMILY = (("xcvu", "ultrascale+"), ("xcku", "ultrascale+"), ("xcau", "ultrascale+"), ("xcv", "versal"),
                ("xc7", "7series"), ("xcu", "ultrascale+"), ("xczu", "ultrascale+"), ("xck", "ultrascale+"))
 PART_BUDGET = {  # parts the calibration reports target, from the reports' "Available" row
@@ -126,10 +126,9 @@ PART_BUDGET = {  # parts the calibration reports target, from the reports' "Avai
 
 
 def family(board: str) -> Family:
-    """The device family of a board name (u55c) or an AMD part name (xc7k160t-fbg484-1, xcu55c-...)."""
-    if board in BOARD_FAMILY:
-        return FAMILIES[BOARD_FAMILY[board]]
-    b = board.lower()
+    """The device family of a board (its :class:`~streamdsl.boards.Board`'s part: u55c is an xcu55c) or of an
+    AMD part name (xc7k160t-fbg484-1); by the part-name prefixes of :data:`PART_FAMILY`."""
+    b = (BOARDS[board].part if board in BOARDS else board).lower()
     for prefix, fam in PART_FAMILY:  # the first prefix that matches
         if b.startswith(prefix):
             return FAMILIES[fam]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamdsl as sd
 from streamdsl import i32
-from streamdsl.schedule.cost import FAMILIES, dsp_tiles, estimate, family, op_latency
+from streamdsl.cost.model import FAMILIES, dsp_tiles, estimate, family, op_latency
 
 
 def _ap(k):
