@@ -242,6 +242,10 @@ class Schedule:
     def bind(self, buf, storage):
         self._apply("bind", P.bind, (buf, storage), {})
 
+    def interface(self, mode="ap_memory"):
+        """The top function's array ports as ``ap_memory`` RAM ports or ``m_axi`` masters (the default)."""
+        self._apply("interface", P.interface, (), {"mode": mode})
+
     def bind_op(self, loop, op="mul", impl="dsp"):
         """The integer multiplies inside ``loop`` in DSPs (``impl="dsp"``) or LUTs (``"fabric"``)."""
         self._apply("bind_op", P.bind_op, (loop, op, impl), {}, plain=(1, 2))

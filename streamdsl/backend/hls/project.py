@@ -70,9 +70,19 @@ def _kernels_in_order(k: Kernel) -> list[Kernel]:
 
 
 def interface_pragmas(k: Kernel) -> list[str]:
+    """The top function's port pragmas: m_axi masters with an s_axilite control (the default), or, under the
+    ``interface`` primitive's ``ap_memory``, RAM ports with wire scalars and an ap_ctrl_hs handshake."""
     lines, bundle = [], 0
-    names = [(p.name, p.type) for p in k.params] + [(result_name(k, n, True), t) for n, t in enumerate(k.results)]
-    for name, t in names:
+    names = [(p.name, p.type, True) for p in k.params] + [
+        (result_name(k, n, True), t, False) for n, t in enumerate(k.results)]
+    if k.attrs.get("interface") == "ap_memory":
+        for name, t, is_in in names:
+            mode = "ap_memory" if isinstance(t, TensorType) else "ap_none" if is_in else "ap_vld"
+            extra = " storage_type=ram_2p" if isinstance(t, TensorType) else ""
+            lines.append(f"#pragma HLS interface mode={mode} port={name}{extra}")
+        lines.append("#pragma HLS interface mode=ap_ctrl_hs port=return")
+        return lines
+    for name, t, _ in names:
         if isinstance(t, TensorType):
             lines.append(f"#pragma HLS interface mode=m_axi port={name} offset=slave bundle=gmem{bundle} depth={t.size}")
             lines.append(f"#pragma HLS interface mode=s_axilite port={name}")
