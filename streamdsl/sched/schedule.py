@@ -10,6 +10,7 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from .. import registry
 from ..errors import ScheduleError, StreamDSLError, caller_loc, user_facing, user_facing_methods
 from ..ir.nodes import Kernel
 from . import primitives as P
@@ -118,17 +119,7 @@ class Trace:
         lines = [f"s = sd.schedule({self.kernel_name})"]
         bound: set[str] = set()
         for st in self.steps:
-            def ref(a):
-                if isinstance(a, tuple) and len(a) == 2 and a[0] == "loop":
-                    return a[1] if a[1] in bound else f's.loop("{a[1]}")'
-                if isinstance(a, tuple) and len(a) == 2 and a[0] == "buffer":
-                    return f's.buffer("{a[1]}")'
-                return repr(a)
-
-            call = ", ".join([ref(a) for a in st.args] + [f"{k}={ref(v)}" for k, v in st.kwargs])
-            lhs = ", ".join(st.outs)
-            lines.append(f"{lhs + ' = ' if lhs else ''}s.{st.primitive}({call})")
-            bound.update(st.outs)
+            lines.append(step_line(st, "s", bound))
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -162,22 +153,46 @@ class Trace:
     @user_facing
     def replay(self, kernel) -> "Schedule":
         """Apply the recorded primitives to a fresh schedule of ``kernel`` (only primitives: see PRIMITIVES)."""
-        import inspect
-
         s = Schedule(kernel)
         for n, st in enumerate(self.steps):
-            if st.primitive not in PRIMITIVES:
-                raise _bad(f"step {n} names {st.primitive!r}, which is not a schedule primitive", st.primitive,
-                           hint=f"a trace replays only the primitives: {', '.join(sorted(PRIMITIVES))}")
-            method = getattr(s, st.primitive)
-            args = [s._ref(a) for a in st.args]
-            kwargs = {k: s._ref(v) for k, v in st.kwargs}
-            try:
-                inspect.signature(method).bind(*args, **kwargs)
-            except TypeError as err:
-                raise _bad(f"step {n} ({st.primitive}): {err}") from None
-            method(*args, **kwargs)
+            apply_step(s, st, n)
         return s
+
+
+def step_line(st: Step, var: str, bound: set[str] | None) -> str:
+    """One recorded step as a line of Python on schedule variable ``var``; ``bound``: the loop names already
+    assigned to Python variables by earlier lines (updated), or None to assign none and name every loop."""
+    def ref(a):
+        if isinstance(a, tuple) and len(a) == 2 and a[0] == "loop":
+            return a[1] if bound is not None and a[1] in bound else f'{var}.loop("{a[1]}")'
+        if isinstance(a, tuple) and len(a) == 2 and a[0] == "buffer":
+            return f'{var}.buffer("{a[1]}")'
+        return repr(a)
+
+    call = ", ".join([ref(a) for a in st.args] + [f"{k}={ref(v)}" for k, v in st.kwargs])
+    if bound is None:
+        return f"{var}.{st.primitive}({call})"
+    lhs = ", ".join(st.outs)
+    bound.update(st.outs)
+    return f"{lhs + ' = ' if lhs else ''}{var}.{st.primitive}({call})"
+
+
+def apply_step(s: "Schedule", st: Step, n: int = 0) -> None:
+    """Apply step ``n``, ``st``, to schedule ``s`` (its handles resolved in ``s``): only a primitive, with the
+    arguments it takes (a :class:`TraceError` otherwise)."""
+    import inspect
+
+    if st.primitive not in PRIMITIVES:
+        raise _bad(f"step {n} names {st.primitive!r}, which is not a schedule primitive", st.primitive,
+                   hint=f"a trace replays only the primitives: {', '.join(sorted(PRIMITIVES))}")
+    method = getattr(s, st.primitive)
+    args = [s._ref(a) for a in st.args]
+    kwargs = {k: s._ref(v) for k, v in st.kwargs}
+    try:
+        inspect.signature(method).bind(*args, **kwargs)
+    except TypeError as err:
+        raise _bad(f"step {n} ({st.primitive}): {err}") from None
+    method(*args, **kwargs)
 
 
 @user_facing_methods
@@ -287,6 +302,10 @@ class Schedule:
     def bind(self, buf, storage):
         self._apply("bind", P.bind, (buf, storage), {})
 
+    def interface(self, mode="ap_memory"):
+        """The top function's array ports as ``ap_memory`` RAM ports or ``m_axi`` masters (the default)."""
+        self._apply("interface", P.interface, (), {"mode": mode})
+
     def bind_op(self, loop, op="mul", impl="dsp"):
         """The integer multiplies inside ``loop`` in DSPs (``impl="dsp"``) or LUTs (``"fabric"``)."""
         self._apply("bind_op", P.bind_op, (loop, op, impl), {}, plain=(1, 2))
@@ -361,15 +380,15 @@ class Schedule:
         window = marked[max(0, idx - 3): idx + 4]
         return (hint + "\n" if hint else "") + "     in the IR:\n" + "\n".join("       " + w for w in window)
 
-    def build(self, target: str = "hls", output=None, board: str = "u55c", overwrite: bool = False):
-        """Hand the scheduled IR to a backend (the one upward call of this layer)."""
-        if target != "hls":
-            raise ScheduleError(f"build: unknown target {target!r}", _caller_loc(), hint='use target="hls"')
-        from ..backend.hls import build
-
+    def build(self, target: str = "hls", output=None, board="u55c", overwrite: bool = False):
+        """Hand the scheduled IR to the backend registered as ``target`` (``"hls"``: a Vitis HLS project)."""
         loc = _caller_loc()
         try:
-            return build(self.ir, output=output, board=board, overwrite=overwrite)
+            impl = registry.lookup("build.kernel", target)
+        except StreamDSLError as err:
+            raise ScheduleError(f"build: {err.message}", loc, hint=err.hint) from None
+        try:
+            return impl(self.ir, output=output, board=board, overwrite=overwrite)
         except StreamDSLError as err:
             if err.loc is None:  # a project error (board, folder): point at the build call
                 err.loc = loc

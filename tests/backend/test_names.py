@@ -16,7 +16,8 @@ import pytest
 
 import streamdsl as sd
 from streamdsl import f32, i32, i64
-from streamdsl.backend.hls.names import Scope, comment, mangle, md_code, reserved
+from streamdsl.backend.hls.names import Scope, mangle, reserved
+from streamdsl.backend.text import comment, md_code
 from streamdsl.backend.hls.project import INCLUDE
 from streamdsl.dfg import dataflow
 

@@ -11,14 +11,16 @@ spelling wherever C++ allows it, and the generator's own names (``step``, ``t``,
 are then drawn fresh around them.  Where a user name changed, the generated code says so in a comment.
 
 User strings that reach generated text outside identifiers (a source path in a comment, a model name in a
-README) go through :func:`comment` or :func:`md_code`, so they can neither end a comment nor splice the
-next line into one.
+README) go through :func:`streamdsl.backend.text.comment` or ``md_code``, so they can neither end a comment
+nor splice the next line into one.
 """
 from __future__ import annotations
 
 import functools
 import re
 from pathlib import Path
+
+from ..text import comment
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -106,29 +108,3 @@ def renamed_comment(pairs, indent: str = "") -> list[str]:
     if not pairs:
         return []
     return [f"{indent}// C++ names of Python names: " + ", ".join(f"{comment(u)} -> {c}" for u, c in pairs)]
-
-
-def comment(text: object) -> str:
-    """``text`` made safe inside a one-line comment (C++ ``//``, ``#`` in tcl, make and cfg files).
-
-    Control characters are escaped (a newline would end the comment), a backslash doubled and the text
-    never ends in one (``\\`` before a line end splices the next line into the comment), and ``??`` is
-    broken so that no trigraph (``??/`` is a backslash before C++17) forms."""
-    out = []
-    for c in str(text):
-        if c == "\\":
-            out.append("\\\\")
-        elif not c.isprintable():
-            out.append(repr(c)[1:-1] if ord(c) < 0x10000 else f"\\U{ord(c):08x}")
-        else:
-            out.append(c)
-    s = "".join(out).replace("??", "?\\?")
-    return s + "." if s.endswith("\\") else s
-
-
-def md_code(text: object) -> str:
-    """``text`` as one Markdown code span: escaped as :func:`comment`, fenced by more backticks than it holds."""
-    s = comment(text)
-    fence = "`" * (max((len(m) for m in re.findall(r"`+", s)), default=0) + 1)
-    pad = " " if s.startswith("`") or s.endswith("`") else ""
-    return f"{fence}{pad}{s}{pad}{fence}"

@@ -11,21 +11,19 @@ from pathlib import Path
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from ..._version import __version__
+from ...boards import board as get_board
 from ...errors import StreamDSLError
 from ...ir.nodes import Kernel
 from ...numeric import convert
 from ...progress import run as run_with_progress
 from ...types import FixedType, FloatType, IntType, TensorType
 from ..folder import OutputFolder, plain_parts
+from ..text import comment, md_code
 from .emit import KernelNames, ctype, dims, function, kernel_names, signature
-from .names import Scope, comment, md_code
+from .names import Scope
 
 INCLUDE = Path(__file__).resolve().parent.parent / "include"
-BOARDS = {  # board name -> (part, default clock MHz); see backend/boards for the full models
-    "u55c": ("xcu55c-fsvh2892-2L-e", 250.0),
-    "u280": ("xcu280-fsvh2892-2L-e", 250.0),
-    "vck190": ("xcvc1902-vsva2197-2MP-e-S", 250.0),
-}
 
 
 class HLSProjectError(StreamDSLError):
@@ -38,12 +36,6 @@ class CSimError(StreamDSLError):
 
 _env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), undefined=StrictUndefined,
                    keep_trailing_newline=True, trim_blocks=False, lstrip_blocks=False)
-
-
-def _version() -> str:
-    from ... import __version__
-
-    return __version__
 
 
 def _transport(t) -> str:
@@ -80,9 +72,19 @@ def _kernels_in_order(k: Kernel) -> list[Kernel]:
 
 
 def interface_pragmas(k: Kernel, names: KernelNames) -> list[str]:
+    """The top function's port pragmas: m_axi masters with an s_axilite control (the default), or, under the
+    ``interface`` primitive's ``ap_memory``, RAM ports with wire scalars and an ap_ctrl_hs handshake."""
     lines, bundle = [], 0
-    ports = [(names.scope[p.name], p.type) for p in k.params] + list(zip(names.results, k.results))
-    for name, t in ports:
+    ports = [(names.scope[p.name], p.type, True) for p in k.params] + [(r, t, False) for r, t in
+                                                                      zip(names.results, k.results)]
+    if k.attrs.get("interface") == "ap_memory":
+        for name, t, is_in in ports:
+            mode = "ap_memory" if isinstance(t, TensorType) else "ap_none" if is_in else "ap_vld"
+            extra = " storage_type=ram_2p" if isinstance(t, TensorType) else ""
+            lines.append(f"#pragma HLS interface mode={mode} port={name}{extra}")
+        lines.append("#pragma HLS interface mode=ap_ctrl_hs port=return")
+        return lines
+    for name, t, _ in ports:
         if isinstance(t, TensorType):
             lines.append(f"#pragma HLS interface mode=m_axi port={name} offset=slave bundle=gmem{bundle} depth={t.size}")
             lines.append(f"#pragma HLS interface mode=s_axilite port={name}")
@@ -123,6 +125,13 @@ class HLSProject:
         from ...cost.model import estimate
 
         return estimate(self.kernel, self.board, self.clock_mhz)
+
+    def write(self, output, overwrite: bool = False) -> Path:
+        """Write the project's files to folder ``output`` (a path or an OutputFolder; see :func:`write`) and
+        remember it as the output."""
+        write(self.files, output, overwrite=overwrite)
+        self.output = output.path if isinstance(output, OutputFolder) else Path(output)
+        return self.output
 
     def csim(self, *arrays):
         """Compile (cached by content hash) and run the testbench; returns NumPy results."""
@@ -267,11 +276,10 @@ def project_files(k: Kernel, functions: list[str], prototypes: list[str], board:
     DRAM buffers the testbench allocates), defined by ``functions``; ``file`` is the scope of their names and
     ``top`` the top function's name.  ``placed`` (result index -> placement, ``g.store_at``): the testbench gives
     those results their whole arrays."""
-    if board not in BOARDS:
-        raise HLSProjectError(f"unknown board {board!r}", hint=f"known boards: {', '.join(BOARDS)}")
-    part, clock = BOARDS[board]
+    b = get_board(board)
+    part, clock = b.part, b.clock_mhz
     name = top
-    common = dict(name=name, version=_version(), source=comment(source), source_md=md_code(source))
+    common = dict(name=name, version=__version__, source=comment(source), source_md=md_code(source))
     tb = Scope(file)  # main()'s locals: the arrays take the kernel's names, the testbench's own come after
     args, results = [], []
     for n, p in enumerate(k.params):
@@ -305,7 +313,7 @@ def project_files(k: Kernel, functions: list[str], prototypes: list[str], board:
         f"tb_{name}.cpp": _env.get_template("tb.cpp.j2").render(args=args, results=results, call_args=call_args,
                                                                  scratch=bufs, v=v, **common),
         "run_hls.tcl": _env.get_template("run_hls.tcl.j2").render(part=part, clock_ns=f"{1000.0 / clock:g}", **common),
-        "README.md": _env.get_template("README.md.j2").render(board=board, part=part, clock_mhz=f"{clock:g}", **common),
+        "README.md": _env.get_template("README.md.j2").render(board=b.name, part=part, clock_mhz=f"{clock:g}", **common),
     }
     return files
 
