@@ -56,6 +56,7 @@ import json
 import math
 import re
 import time
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,6 +65,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 import streamdsl as sd
 from streamdsl.backend import OutputFolder, comment, md_code, plain_parts
+from streamdsl.dfg import ITensor, Packing, pack, unpack
+from streamdsl import TensorType
 
 from .config import FULL, SLIDING, LLMConfig, LLMError, user_loc
 from .rope import rope_inv_freq, rope_tables
@@ -91,16 +94,24 @@ _env.filters.update(comment=comment, md_code=md_code)  # a model's name is the u
 # ------------------------------------------------------------------------------------- records
 @dataclass(frozen=True)
 class Port:
-    """One argument of a layer kernel, in the top function's order (= the XRT argument index)."""
+    """One argument of a layer kernel, in the top function's order (= the XRT argument index).  An array
+    argument is an ``m_axi`` port of 512-bit words (``sd::word``): lane ``lane`` of the ``lanes`` ports of a
+    layer tensor, which lies in DRAM in ``packing`` (word ``w`` of the packing on lane ``w % lanes``)."""
 
     index: int
     name: str
-    ctype: str
-    shape: tuple[int, ...] | None  # None: a scalar (s_axilite only)
+    ctype: str  # sd::word (an m_axi port), or the scalar's C type
+    shape: tuple[int, ...] | None  # the tensor's shape; None: a scalar (s_axilite only)
     const: bool
     role: str  # input | output | weight | kv_in | kv_out | rope | scalar | scratch
     field: str | None = None  # the LayerWeights field of a weight port
     banks: tuple[int, int] | None = None
+    tensor: str | None = None  # the layer tensor an m_axi port carries
+    lane: int = 0
+    lanes: int = 1
+    words: int = 0
+    packing: object = dataclasses.field(default=None, repr=False, compare=False)
+    alias: str | None = None  # the port whose buffer the host passes here too (a cache written in place)
 
     @property
     def count(self) -> int:
@@ -108,8 +119,8 @@ class Port:
 
     @property
     def nbytes(self) -> int:
-        return self.count * (4 if self.ctype in ("float", "int32_t") else 1 if self.ctype in ("int8_t", "ap_int<4>")
-                             else 8)
+        """Bytes of the port's buffer: its words (a scalar: 4)."""
+        return 64 * max(1, self.words) if self.shape else 4
 
     @property
     def hbm(self) -> str | None:
@@ -167,8 +178,6 @@ class AcceleratorProject:
 
 
 # ------------------------------------------------------------------------------------ variants
-_PROTO = re.compile(r'^extern "C" void (\w+)\((.*)\);$', re.M)
-_ARG = re.compile(r"^(const )?(.+?) (\w+)((?:\[\d+\])*)$")
 
 
 def _rename(files: dict[str, str], old: str, new: str) -> dict[str, str]:
@@ -191,22 +200,20 @@ def weight_fields(spec) -> list[str]:
     return out
 
 
-_DTYPES = {"float": ("float32", "<f4"), "int8_t": ("int8", "i1"), "ap_int<4>": ("int4 (one per byte)", "i1")}
+_DTYPES = {"f32": "float32", "i8": "int8", "i4": "int4"}
 
 
-def _dtype(ctype: str) -> tuple[str, str]:
-    if ctype not in _DTYPES:
-        raise LLMError(f"a layer weight of C type {ctype} has no file format", user_loc(),
-                       hint=f"weight files hold {', '.join(_DTYPES)}")
-    return _DTYPES[ctype]
+def _dtype(p: Port) -> str:
+    """The manifest's name of the values a weight port's tensor holds."""
+    name = _DTYPES.get(str(p.packing.tensor_type.dtype))
+    if name is None:
+        raise LLMError(f"a layer weight of type {p.packing.tensor_type.dtype} has no file format", user_loc(),
+                       hint=f"weight files hold {', '.join(_DTYPES.values())}")
+    return name
 
 
-def _ports(header: str, kernel: str, ir, spec) -> list[Port]:
-    """The kernel's arguments from its prototype, with the role of each (from the layer's IR)."""
-    m = next((m for m in _PROTO.finditer(header) if m.group(1) == kernel), None)
-    if m is None:
-        raise LLMError(f"cannot find the prototype of '{kernel}' in its header", None,
-                       hint="this is a streamdsl bug; please report it")
+def _ports(prj, ir, spec) -> list[Port]:
+    """The kernel's arguments (its m_axi ports, then its scalars), with the role of each (from the layer's IR)."""
     params = [p.name for p in ir.params]
     fields_ = weight_fields(spec)
     nw = len(fields_)
@@ -216,26 +223,29 @@ def _ports(header: str, kernel: str, ir, spec) -> list[Port]:
     roles[rest[0]], roles[rest[1]] = ("kv_in", None), ("kv_in", None)
     for p in rest[2:]:
         roles[p] = ("scalar", None) if p in ("pos", "n_valid") else ("rope", None)
+    results = list(prj.schedule.graph.outputs)
     ports = []
-    for i, arg in enumerate(a.strip() for a in m.group(2).split(",")):
-        am = _ARG.match(arg)
-        if am is None:
-            raise LLMError(f"cannot read argument {arg!r} of '{kernel}'", None, hint="this is a streamdsl bug")
-        const, ctype, name, dims = am.groups()  # the C++ name (a parameter's Python name spelled for C++)
-        shape = tuple(int(d) for d in re.findall(r"\[(\d+)\]", dims)) or None
-        outs = i - len(params)  # the top function's parameters, then its results, then DRAM buffers
-        role, fld = roles[params[i]] if outs < 0 else ("output", None) if outs == 0 else \
-            ("kv_out", None) if outs < 3 else ("scratch", None)
-        ports.append(Port(i, name, ctype, shape, bool(const), role, fld))
-    if len(ports) < len(params) + 3:
-        raise LLMError(f"'{kernel}' takes ({', '.join(p.name for p in ports)}), expected ({', '.join(params)}, "
-                       "y, kc2, vc2, ...)", None, hint="this is a streamdsl bug; please report it")
+    for i, p in enumerate(prj.ports):
+        if p["kind"] == "in":
+            role, fld = roles[p["tensor"]]
+        elif p["kind"] == "out":
+            role, fld = ("output", None) if p["tensor"] == results[0] else ("kv_out", None)
+        else:
+            role, fld = "scratch", None
+        shape = tuple(int(x) for x in p["packing"].tensor_type.shape)
+        ports.append(Port(i, p["name"], "sd::word", shape, p["kind"] == "in", role, fld, tensor=p["tensor"],
+                          lane=p["lane"], lanes=p["lanes"], words=p["words"], packing=p["packing"], alias=p["alias"]))
+    for param, name, ctype in prj.scalars:
+        ports.append(Port(len(ports), name, ctype, None, True, roles[param][0]))
+    for p in ports:  # what the host reads and writes as plain rows of floats
+        if p.role in ("input", "output", "rope") and not (p.lanes == 1 and p.packing.plain):
+            raise LLMError(f"the layer's {p.tensor} ({p.packing.tensor_type}) lies in DRAM as {p.packing}, not as "
+                           "plain rows of floats: the host writes and reads it as rows", user_loc(),
+                           hint="a hidden size and head dim that are multiples of 16 keep them plain rows")
     return ports
 
 
 def _variants(model, prefill_len: int, board) -> list[LayerVariant]:
-    import dataclasses
-
     phases = [("decode", 1)] + ([("prefill", prefill_len)] if prefill_len > 1 else [])
     out = []
     for phase, t in phases:
@@ -246,18 +256,22 @@ def _variants(model, prefill_len: int, board) -> list[LayerVariant]:
             name = f"{phase}_{KIND_TAG.get(kind, kind)}"
             kernel = f"{prj.top}_{name}"
             files = _rename(prj.files, prj.top, kernel)
-            ports = _ports(files[f"{kernel}.h"], kernel, ir, model.layer(t, kind))
+            ports = _ports(prj, ir, model.layer(t, kind))
             renamed = dataclasses.replace(prj, files=files, output=None)
             out.append(LayerVariant(name, phase, kind, t, kernel, f"layer_{name}", ports, renamed))
     return out
 
 
 # ------------------------------------------------------------------------------------ HBM plan
-def _bank_key(p: Port) -> str | None:
+def _bank_key(p: Port, ports: list[Port]) -> str | None:
+    """The HBM bank range a port's buffer lies in: activations share one, each cache has its own (a store into
+    it shares its cache's), 1-D weights share one, each weight matrix lane has its own."""
     if p.role in ("input", "output", "rope", "scratch"):
         return "io"
-    if p.role in ("kv_in", "kv_out"):
-        return "kv_v" if p.name.startswith("v") else "kv_k"
+    if p.role == "kv_out":
+        return _bank_key(next(q for q in ports if q.name == p.alias), ports)
+    if p.role == "kv_in":
+        return f"kv_{p.name}"
     if p.role == "weight":
         return "vectors" if len(p.shape) == 1 else p.name
     return None
@@ -269,18 +283,19 @@ def _plan_banks(model, variants: list[LayerVariant], board) -> dict[str, tuple[i
     need: dict[str, int] = {}
     for v in variants:
         for p in v.ports:
-            key = _bank_key(p)
-            if key is None or p.role == "kv_out":  # kc2/vc2 are the kc/vc buffers, written in place
+            key = _bank_key(p, v.ports)
+            if key is None or p.role == "kv_out":  # the store writes its cache's buffer, in place
                 continue
             if p.role == "weight":  # every layer's copy; shared by all variants
                 if v is variants[0]:
                     need[key] = need.get(key, 0) + layers * p.nbytes
-            elif p.role == "kv_in":  # one buffer per layer (kv_out writes its new rows in place)
+            elif p.role == "kv_in":  # one buffer per layer
                 need[key] = max(need.get(key, 0), layers * p.nbytes)
             else:  # activations: two of each per variant
                 need[key] = need.get(key, 0) + 2 * p.nbytes
-    order = ["io", "kv_k", "kv_v", "vectors"] + [k for k in dict.fromkeys(
-        _bank_key(p) for p in variants[0].ports if p.role == "weight") if k != "vectors"]
+    ports0 = variants[0].ports
+    order = ["io"] + [f"kv_{p.name}" for p in ports0 if p.role == "kv_in"] + ["vectors"] + [
+        k for k in dict.fromkeys(_bank_key(p, ports0) for p in ports0 if p.role == "weight") if k != "vectors"]
     banks, nxt = {}, 0
     for key in order:
         if key not in need:
@@ -298,8 +313,22 @@ def _plan_banks(model, variants: list[LayerVariant], board) -> dict[str, tuple[i
 
 def _with_banks(variants: list[LayerVariant], banks: dict[str, tuple[int, int]]) -> None:
     for v in variants:
-        v.ports = [Port(p.index, p.name, p.ctype, p.shape, p.const, p.role, p.field,
-                        banks.get(_bank_key(p)) if _bank_key(p) else None) for p in v.ports]
+        v.ports = [dataclasses.replace(p, banks=banks.get(_bank_key(p, v.ports)) if _bank_key(p, v.ports) else None)
+                   for p in v.ports]
+
+
+def _same_weight_ports(variants: list[LayerVariant]) -> None:
+    """Every variant reads a layer's weight buffers: each weight must lie in DRAM alike (ports, packing) in all."""
+    def weights(v):
+        return [(p.name, p.tensor, p.lanes, p.words, str(p.packing.layout)) for p in v.ports if p.role == "weight"]
+
+    first = weights(variants[0])
+    for v in variants[1:]:
+        if weights(v) != first:
+            diff = next((a, b) for a, b in zip(first, weights(v)) if a != b) if len(first) == len(weights(v)) else None
+            raise LLMError(f"the {variants[0].name} and {v.name} layer kernels read the weights in different DRAM "
+                           f"layouts{f' ({diff[0]} vs {diff[1]})' if diff else ''}; they share one copy of them",
+                           user_loc(), hint="this is a streamdsl bug; please report it with the model's config")
 
 
 # ------------------------------------------------------------------------------------- weights
@@ -329,8 +358,11 @@ def weight_manifest(model, variants: list[LayerVariant], banks: dict) -> dict:
         tensors.append(_entry("pos_embed", (c.max_positions, c.hidden), None, where="host", role="positions"))
     for i in range(c.layers):
         for p in wports:
-            tensors.append(_entry(f"layer{i}_{p.field}", p.shape, p.hbm, _dtype(p.ctype)[0], where="hbm",
-                                  role="layer weight", layer=i, field=p.field, port=p.name))
+            name = f"layer{i}_{p.field}"
+            tensors.append(dict(name=name, file=f"{name}.bin" if p.lanes == 1 else f"{name}.lane{p.lane}.bin",
+                                shape=list(p.shape), dtype=_dtype(p), offset=0, nbytes=p.nbytes, hbm=p.hbm,
+                                where="hbm", role="layer weight", layer=i, field=p.field, port=p.name,
+                                layout=str(p.packing.layout), lane=p.lane, lanes=p.lanes, words=p.words))
     tensors.append(_entry("final_norm", (c.hidden,), None, where="host", role="final norm"))
     if c.norm == "layernorm":
         tensors.append(_entry("final_norm_b", (c.hidden,), None, where="host", role="final norm bias"))
@@ -346,7 +378,10 @@ def weight_manifest(model, variants: list[LayerVariant], banks: dict) -> dict:
             tensors.append(_entry(f"rope{j}_{part}", (model.max_len, c.head_dim), None, where="host",
                                   role=f"rope {part} table", theta=th))
     return dict(format=FORMAT, model=c.name or c.family, family=c.family, scheme=model.quant, byte_order="little",
-                layout="row-major (C order): each file is the plain array the layer kernel's m_axi port reads",
+                layout="host files (where: host) are row-major (C order); a layer weight file (where: hbm) is "
+                       "the 512-bit words its m_axi port reads: the tensor packed in the words of its itensor "
+                       "layout, tiles in stream order, value i of a word in bits [i*b, (i+1)*b), word w of the "
+                       "tensor in lane w % lanes",
                 complete=model.weights is not None, layers=c.layers, max_len=model.max_len, tensors=tensors)
 
 
@@ -375,19 +410,27 @@ def _arrays(model) -> dict[str, np.ndarray]:
     return out
 
 
-def weight_files(model, manifest: dict) -> dict[str, np.ndarray]:
-    """The binary files of ``manifest`` that the model has data for: file name -> the array to write."""
+def _packing(t: dict) -> Packing:
+    """The packing of a manifest's layer weight entry."""
+    it = ITensor.parse(t["layout"])
+    return Packing(TensorType(it.dtype, tuple(t["shape"])), it)
+
+
+def weight_files(model, manifest: dict) -> dict[str, np.ndarray | bytes]:
+    """The binary files of ``manifest`` that the model has data for: file name -> the array or words to write."""
     arrays = _arrays(model)
     out = {}
     for t in manifest["tensors"]:
         a = arrays.get(t["name"])
         if a is None:
             continue
-        a = np.ascontiguousarray(a, dtype="<f4" if t["dtype"] == "float32" else "i1")
-        if list(a.shape) != t["shape"]:
-            raise LLMError(f"weight {t['name']} has shape {a.shape}, the kernel reads {tuple(t['shape'])}", user_loc(),
-                           hint="the weights do not belong to this model's config")
-        out[t["file"]] = a
+        if list(np.shape(a)) != t["shape"]:
+            raise LLMError(f"weight {t['name']} has shape {np.shape(a)}, the kernel reads {tuple(t['shape'])}",
+                           user_loc(), hint="the weights do not belong to this model's config")
+        if t["where"] == "hbm":  # the words the port reads
+            out[t["file"]] = pack(np.asarray(a), _packing(t), t["lanes"])[t["lane"]]
+        else:
+            out[t["file"]] = np.ascontiguousarray(a, dtype="<f4")
     return out
 
 
@@ -407,7 +450,7 @@ def read_weights(folder) -> dict[str, np.ndarray]:
     manifest = json.loads(path.read_text())
     if manifest.get("format") != FORMAT:
         raise LLMError(f"'{path}' is not a {FORMAT} manifest", user_loc(), hint="rebuild the project")
-    out = {}
+    out, lanes = {}, {}
     for t in manifest["tensors"]:
         parts = plain_parts(t["file"])
         if parts is None or len(parts) != 1:  # a weight file is a file of this folder, nothing else
@@ -417,13 +460,20 @@ def read_weights(folder) -> dict[str, np.ndarray]:
         if not f.exists():
             raise LLMError(f"weight file '{f}' is missing", user_loc(),
                            hint="the project was built from a model without weights; model.load(weights) and rebuild")
-        count = math.prod(t["shape"])
-        dt = "<f4" if t["dtype"] == "float32" else "i1"
-        a = np.fromfile(f, dtype=dt, count=count, offset=t["offset"])
-        if a.size != count:
-            raise LLMError(f"'{f}' holds {a.size} floats from offset {t['offset']}, the manifest says {count}",
-                           user_loc(), hint="the file is truncated; rebuild the project")
-        out[t["name"]] = a.astype(np.float32 if dt == "<f4" else np.int8).reshape(t["shape"])
+        data = f.read_bytes()[t["offset"]:]
+        if len(data) != t["nbytes"]:
+            raise LLMError(f"'{f}' holds {len(data)} bytes from offset {t['offset']}, the manifest says "
+                           f"{t['nbytes']}", user_loc(), hint="the file is truncated; rebuild the project")
+        if t["where"] == "hbm":  # a port's words: the tensor once every lane is read
+            lanes.setdefault(t["name"], (t, {}))[1][t["lane"]] = data
+            continue
+        out[t["name"]] = np.frombuffer(data, dtype="<f4").astype(np.float32).reshape(t["shape"])
+    for name, (t, parts) in lanes.items():
+        if sorted(parts) != list(range(t["lanes"])):
+            raise LLMError(f"'{path}' lists {len(parts)} of the {t['lanes']} lanes of {name}", user_loc(),
+                           hint="rebuild the project")
+        a = unpack([parts[j] for j in range(t["lanes"])], _packing(t))
+        out[name] = a.astype(np.float32) if t["dtype"] == "float32" else a.astype(np.int8)
     return out
 
 
@@ -477,6 +527,7 @@ def _host_context(model, variants, manifest, prefill_len) -> dict:
         for p in v.ports:
             by_role.setdefault(p.role, []).append(p)
         kv_in, kv_out = by_role["kv_in"], by_role["kv_out"]
+        assert [p.alias for p in kv_out] == [p.name for p in kv_in], "each store writes its own cache's buffer"
         rope = {p.name: p for p in by_role.get("rope", [])}
         scal = {p.name: p for p in by_role["scalar"]}
         vs.append(dict(
@@ -485,7 +536,7 @@ def _host_context(model, variants, manifest, prefill_len) -> dict:
             cos=rope["cos"].index if "cos" in rope else -1, sin=rope["sin"].index if "sin" in rope else -1,
             pos=scal["pos"].index, n_valid=scal["n_valid"].index,
             weights=[p.index for p in by_role["weight"]],
-            scratch=[dict(index=p.index, bytes=4 * p.count, name=p.name) for p in by_role.get("scratch", [])],
+            scratch=[dict(index=p.index, bytes=p.nbytes, name=p.name) for p in by_role.get("scratch", [])],
             nargs=len(v.ports)))
     layer_files = [[t for t in manifest["tensors"] if t.get("layer") == i] for i in range(c.layers)]
     dec = {v["kind"]: k for k, v in enumerate(vs) if v["phase"] == "decode"}
@@ -498,7 +549,7 @@ def _host_context(model, variants, manifest, prefill_len) -> dict:
         tied=manifest["tensors"][[t["name"] for t in manifest["tensors"]].index("lm_head")]["file"] == "embed.bin",
         rope_tables=len(thetas), layer_rope=layer_rope, thetas=thetas,
         layer_kind=[kinds.index(k) for k in c.layer_types], kinds=kinds,
-        hvariants=vs, cache_count=next(p.count for p in variants[0].ports if p.role == "kv_in"), decode_of_kind=[dec[k] for k in range(len(kinds))],
+        hvariants=vs, cache_bytes=next(p.nbytes for p in variants[0].ports if p.role == "kv_in"), decode_of_kind=[dec[k] for k in range(len(kinds))],
         prefill_of_kind=[pre.get(k, -1) for k in range(len(kinds))],
         nweights=len(vs[0]["weights"]), layer_files=layer_files, eos=list(c.eos_token_ids),
     )
@@ -565,6 +616,7 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
             err.loc = err.loc or user_loc()
             raise
     variants = _variants(model, prefill_len, board)
+    _same_weight_ports(variants)
     banks = _plan_banks(model, variants, board)
     _with_banks(variants, banks)
     manifest = weight_manifest(model, variants, banks)

@@ -142,13 +142,19 @@ class LLM:
                     g.stream(e, tile=(1, ty.shape[1]))
                 elif ty.rank == 3:  # per-head tensors and KV caches: one head at a time
                     g.stream(e, tile=(1,) + ty.shape[1:])
-                if ty.rank == 3 and g.graph.edges[e.name].is_output:  # the new keys / values: into the cache
-                    place = self.kv_rows()
-                    g.store_at(e, place.offset, axis=place.axis, extent=place.extent)
+            self._store_new_rows(g)
             g.fuse(*g.tasks())
             g.size_fifos()
             self._schedules[key] = g
         return self._schedules[key]
+
+    def _store_new_rows(self, g) -> None:
+        """The layer's new keys and values (its 2nd and 3rd results) go into its caches (its rank-3
+        parameters, in order) at ``pos``: each store writes the cache's own buffer, in its layout."""
+        caches = [p.name for p in g.graph.ir.params if getattr(p.type, "rank", 0) == 3]
+        place = self.kv_rows()
+        for new, cache in zip(g.graph.outputs[1:], caches, strict=True):
+            g.store_at(g.edge(new), place.offset, axis=place.axis, extent=place.extent, into=g.edge(cache))
 
     def kv_rows(self) -> Placement:
         """Where a layer's new keys and values go: rows ``pos ..`` of its caches (``g.store_at`` of the schedule)."""

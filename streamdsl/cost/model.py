@@ -68,8 +68,8 @@ from ..ir.deps import (
     bind_class, bound_impl, carried_accumulations, is_var_mul, loop_binds, names_in, periodic_accumulations,
 )
 from ..ir.nodes import (
-    Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Return, Select, Store, UnaryOp, Var,
-    walk,
+    Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Return, Select, Store, StreamMove,
+    UnaryOp, Var, walk,
 )
 from ..types import FixedType, FloatType, IntType
 from ..sched.rewrite import map_expr
@@ -158,6 +158,24 @@ def _power_of_two(e) -> bool:
 
 def _bits(t) -> int:
     return t.bits if isinstance(t, IntType) else t.width if isinstance(t, FixedType) else 32
+
+
+MOVE_DEPTH = 2  # pipeline depth of a stream's beat loop: a FIFO read (or write) and a buffer write (or read)
+
+
+def move_cycles(m: StreamMove, pipelined: bool) -> int:
+    """Cycles of one execution of a dataflow task's token move (the average over its executions): its tokens'
+    beats in one pipelined loop, ``token_cycles`` each, plus the loop's depth; inside a pipeline, where it moves
+    at most a token an iteration, its depth (its II is :func:`stream_ii`'s)."""
+    if pipelined:
+        return MOVE_DEPTH if any(m.counts) else 0
+    total = sum(c * m.token_cycles + MOVE_DEPTH for c in m.counts if c)
+    return -(-total // max(1, len(m.counts)))
+
+
+def stream_ii(s: For) -> int:
+    """The II a pipelined loop's token moves allow: one token's beats an iteration (1 without moves)."""
+    return max((m.token_cycles for m in walk(s) if isinstance(m, StreamMove) and any(m.counts)), default=1)
 
 
 def dsp_tiles(a: int, b: int, out: int, fam: Family) -> int:
@@ -349,6 +367,8 @@ class _Model:
             return cyc
         if isinstance(s, For):
             return self.loop(s, copies, unrolled)
+        if isinstance(s, StreamMove):
+            return move_cycles(s, unrolled)
         return 0
 
     def loop(self, s: For, copies: int, unrolled: bool) -> int:
@@ -379,11 +399,13 @@ class _Model:
             ii_rec = _recurrence(s, self.clock)
             ii_mem, prologue = self._port_ii(s, pipe)
             ii_carry = depth if self._memory_carried(s, pipe) else 1
-            ii = max(ii_req, ii_rec, ii_mem, ii_carry)
+            ii_stream = stream_ii(s)
+            ii = max(ii_req, ii_rec, ii_mem, ii_carry, ii_stream)
             cycles = (trips - 1) * ii + depth + 1 + prologue
             note = ["auto-pipelined (Vitis's pipeline_loops)"] if auto else []
             if ii != ii_req:
                 why = ("accumulation recurrence" if ii == ii_rec else "memory ports" if ii == ii_mem
+                       else "a stream token's beats each iteration" if ii == ii_stream
                        else "a memory location each iteration reads and writes (the iteration waits for the last)")
                 note.append(f"II {ii} > {ii_req}: {why}")
             if prologue:
@@ -597,9 +619,14 @@ def _int_range(e) -> tuple[int, int] | None:
     return t.min, t.max
 
 
+_MEASURED: dict[int, int] = {}  # id of a For -> the trips a C-simulation counted (estimate(..., measured=))
+
+
 def _trips(s: For, ranges: Ranges | None = None) -> int:
     """Iterations of loop ``s``; with expression bounds, the most it can make (:class:`~streamdsl.ir.bounds.Ranges`
     of the scalars in scope), else the largest constant in its bounds."""
+    if id(s) in _MEASURED:
+        return _MEASURED[id(s)]
     n = trip_count(s)
     if n is not None:
         return n
@@ -745,13 +772,18 @@ ADAPTER = {  # (LUT, FF) of one top-level array port by interface kind
 }
 
 
-def estimate(k: Kernel, board="u55c", clock_mhz: float | None = None) -> KernelReport:
+def estimate(k: Kernel, board="u55c", clock_mhz: float | None = None, measured: dict | None = None) -> KernelReport:
     """Cycles and resources of kernel ``k`` on ``board`` (a Board, a board name, or a bare AMD part name such as
-    ``"xc7k160t-fbg484-1"``) at ``clock_mhz`` (default: the board's kernel clock)."""
+    ``"xc7k160t-fbg484-1"``) at ``clock_mhz`` (default: the board's kernel clock).  ``measured``: For node ->
+    the trips a run counted, instead of the trips its bounds give (the emitted code's accounting)."""
     b = as_board(board, clock_mhz)
     clock_mhz = float(clock_mhz or b.clock_mhz)
     m = _Model(k, clock_mhz, FAMILIES[b.family])
-    cycles = m.body(k.body, 1, False)
+    _MEASURED.update({id(lp): n for lp, n in (measured or {}).items()})
+    try:
+        cycles = m.body(k.body, 1, False)
+    finally:
+        _MEASURED.clear()
     lut, ff = ADAPTER[k.attrs.get("interface", "m_axi")]
     ports = [p for p in k.params if hasattr(p.type, "shape")]
     m.res["lut"] += lut * len(ports)

@@ -90,14 +90,16 @@ def test_model_design_dma_arithmetic():
     p = model_design(g, "u55c")
     load = next(d for d in p.dmas if d.direction == "load")
     assert load.bytes == N * N * 4 and load.token_bytes == N * 4
-    # one load + one store of 256-byte tokens; a channel moves 14.375 GB/s / 250 MHz = 57.5 B a cycle, so 5
-    # channels move a token a cycle and a 6th shortens nothing: 5 each, 10 of the 32
-    assert p.channels_used == 10 and all(d.channels == 5 for d in p.dmas)
+    # one load + one store of 256-byte tokens: 4 beats each.  A channel moves 14.375 GB/s / 250 MHz = 57.5 B a
+    # cycle, so 5 would move a token a cycle; but a DMA's ports are its stream's FIFOs, one beat a cycle each,
+    # and 4 FIFOs carry a 4-beat token a cycle: 4 channels each, 8 of the 32
+    assert p.channels_used == 8 and all(d.channels == 4 for d in p.dmas)
     per_cycle = load.gbs * 1e9 / 250e6
-    assert load.ii == max(1, math.ceil(N * 4 / per_cycle))
+    assert load.ii == max(1, round(N * 4 / per_cycle))  # the nearest whole II, the rest in the latency (dma_timing)
     assert p.sim is not None and p.cycles == p.sim.cycles and p.fits
     p4 = model_design(g, "u55c", bits={"X": 4})
-    assert next(d for d in p4.dmas if d.tensor == "X").bytes == N * N // 2
+    # a row of 64 values at 4 bits is 256 bits: still one 512-bit word a token in DRAM (a tile is whole words)
+    assert next(d for d in p4.dmas if d.tensor == "X").bytes == N * 64
 
 
 def test_partition_respects_slr_capacity():

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ...errors import StreamDSLError
 from ...ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load, Ref,
-    Return, Select, Store, UnaryOp, Var,
+    Return, Select, Store, StreamMove, UnaryOp, Var,
 )
 from ...ir.deps import bind_class, bound_impl, loop_binds
 from ...ir.ops import OPS
@@ -99,6 +99,9 @@ class Emitter:
         self.pending: list[str] = []  # named multiplies of the statement being emitted, with their pragmas
         self.hoist = True  # off inside a select's branches and loop headers: they must not run unconditionally
         self.named = 0
+        self.pipe_depth = 0  # pipelined or unrolled loops around the statement being emitted
+        self.on_move = None  # a dataflow task's StreamMove: (statement, depth, inside a pipeline) -> emits it
+        self.loop_labels: dict[int, str] = {}  # id of a For (or StreamMove) -> the label of its loop
 
     def label(self, base: str) -> str:
         """A loop label unique in this function (sibling loops may share a variable name)."""
@@ -181,10 +184,15 @@ class Emitter:
             binds = loop_binds(s.attrs)
             if binds:
                 self.bind.append(binds)
+            piped = "pipeline" in s.attrs or "unroll" in s.attrs
+            self.pipe_depth += piped
             self.body(s.body, depth + 1)
+            self.pipe_depth -= piped
             if binds:
                 self.bind.pop()
             self.emit("}", depth)
+        elif isinstance(s, StreamMove):
+            self.on_move(s, depth, self.pipe_depth > 0)
         elif isinstance(s, Store):
             target = self.c(s.name)
             self.emit(f"{target}{''.join(f'[{self.index(i)}]' for i in s.indices)} = {self.index(s.value)};", depth)
@@ -223,12 +231,16 @@ class Emitter:
         outer, self.hoist = self.hoist, False  # the bounds stay in the header
         start, stop = self.index(s.start), self.index(s.stop)
         self.hoist = outer
-        self.emit(f"{self.label('L_' + var)}: for (int {var} = {start}; {var} {cmp} {stop}; {inc}) {{", depth)
+        label = self.label('L_' + var)
+        self.loop_labels[id(s)] = label
+        self.emit(f"SD_ENTRY({label});", depth)
+        self.emit(f"{label}: for (int {var} = {start}; {var} {cmp} {stop}; {inc}) {{", depth)
         if "pipeline" in s.attrs:
             self.emit(f"#pragma HLS pipeline II={s.attrs.get('pipeline')}", depth + 1)
         if "unroll" in s.attrs:
             f = s.attrs.get("unroll")
             self.emit("#pragma HLS unroll" if f == 0 else f"#pragma HLS unroll factor={f}", depth + 1)
+        self.emit(f"SD_TRIP({label});", depth + 1)
 
     def alloc(self, s: Alloc, depth: int) -> None:
         name = self.c(s.name)
@@ -248,7 +260,10 @@ class Emitter:
         """``for each index: dst[index] = value(index)``, labelled ``L_<dst>_<what><d>``."""
         ivars = [self.names.scope.fresh(f"{dst}_i{d}") for d in range(t.rank)]
         for d, (v, n) in enumerate(zip(ivars, t.shape)):
-            self.emit(f"{self.label(f'L_{dst}_{what}{d}')}: for (int {v} = 0; {v} < {n}; {v}++) {{", depth + d)
+            label = self.label(f'L_{dst}_{what}{d}')
+            self.emit(f"SD_ENTRY({label});", depth + d)
+            self.emit(f"{label}: for (int {v} = 0; {v} < {n}; {v}++) {{", depth + d)
+            self.emit(f"SD_TRIP({label});", depth + d + 1)
         sub = "".join(f"[{v}]" for v in ivars)
         self.emit(f"{dst}{sub} = {value(sub)};", depth + t.rank)
         for d in reversed(range(t.rank)):

@@ -14,7 +14,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from ..._version import __version__
 from ...boards import board as get_board
 from ...errors import StreamDSLError
-from ...ir.nodes import Kernel
+from ...ir.nodes import Kernel, Return
 from ...numeric import convert
 from ...progress import run as run_with_progress
 from ...types import FixedType, FloatType, IntType, TensorType
@@ -186,8 +186,8 @@ class HLSProject:
                             f"of axis {place.axis} ({place})", hint="this is a streamdsl bug; please report it")
         return full[tuple(inside)]
 
-    def _build(self) -> Path:
-        if self._binary is not None and self._binary.exists():
+    def _build(self, account: bool = False) -> Path:
+        if not account and self._binary is not None and self._binary.exists():
             return self._binary
         odd = [n for n in self.files if (parts := plain_parts(n)) is None or len(parts) != 1]
         if odd:  # g++ compiles the files in a temporary folder: a name may not lead out of it
@@ -204,6 +204,8 @@ class HLSProject:
         incs.append(str(INCLUDE))
         flags = ["-std=c++17", "-fwrapv", "-O2", "-pthread", "-Wall", "-Werror", "-Wno-unknown-pragmas", "-ffp-contract=off",
                  "-Wno-unused-label"]  # g++ does not know HLS pragmas; Vitis does
+        if account:  # every labelled loop counts its entries and trips (streamdsl_rt.h)
+            flags.append("-DSD_ACCOUNT")
         h = hashlib.sha256()
         for name in sorted(self.files):
             h.update(name.encode() + b"\0" + self.files[name].encode() + b"\0")
@@ -225,7 +227,8 @@ class HLSProject:
                     raise CSimError(f"g++ could not compile the generated project for '{self.kernel.name}':\n"
                                     f"{r.stderr.strip()[:4000]}", hint="this is a streamdsl bug; please report it")
                 os.replace(Path(tmp, "tb"), binary)
-        self._binary = binary
+        if not account:
+            self._binary = binary
         return binary
 
 
@@ -234,9 +237,105 @@ class DataflowProject(HLSProject):
     """The project of a dataflow schedule: its top function runs the regions; ``report`` is the graph's."""
 
     schedule: object = field(default=None, repr=False)
+    ports: list = field(default_factory=list, repr=False)  # the top function's array ports (dataflow.port_table)
+    timing: object = field(default=None, repr=False)  # the timing model the project was built from
+    emitted: dict = field(default_factory=dict, repr=False)  # the tasks' functions, process IRs and loop labels
 
     def __repr__(self) -> str:
         return "<Dataflow" + super().__repr__()[1:]
+
+    @property
+    def scalars(self) -> list[tuple[str, str, str]]:
+        """The top function's scalar arguments, after its ports: (parameter, C++ name, C type) each."""
+        return self.emitted.get("scalars", [])
+
+    def csim(self, *arrays):
+        """Compile (cached by content hash) and run the testbench on ``arrays`` (the design's arguments): each
+        array is packed into its ports' words as a host would (:mod:`streamdsl.dfg.packing`), the results
+        unpacked from theirs; a result placed in a larger array (``g.store_at``) is its rows of it, and a write
+        outside those rows is an error.  Returns NumPy results."""
+        return self._run(arrays, account=False)[0]
+
+    def _run(self, arrays, account: bool):
+        from ...dfg.packing import pack, unpack
+        from ..sim import _check_arg  # the same input checks as the simulator
+
+        k = self.kernel
+        if len(arrays) != len(k.params):
+            raise CSimError(f"'{k.name}' takes {len(k.params)} argument(s), got {len(arrays)}")
+        binary = self._build(account)
+        values = {p.name: _check_arg(k, p, a, None) for p, a in zip(k.params, arrays)}
+        place = self._placed()
+        ret_names = [v.name for v in next(s for s in reversed(k.body) if isinstance(s, Return)).values]
+        counts = None
+        with tempfile.TemporaryDirectory(prefix="sd-csim-") as tmp:
+            for n, p in enumerate(self.ports):
+                if p["alias"]:
+                    continue
+                if p["kind"] == "in":
+                    bufs = pack(np.asarray(values[p["tensor"]]), p["packing"], p["lanes"])
+                    data = bufs[p["lane"]]
+                else:
+                    data = bytes(64 * max(1, p["words"]))
+                Path(tmp, f"port_{n}.bin").write_bytes(data.ljust(64 * max(1, p["words"]), b"\0"))
+            for n, q in enumerate(k.params):
+                if not isinstance(q.type, TensorType):
+                    np.asarray(values[q.name]).astype(_np_transport(q.type)).reshape(1).tofile(os.path.join(tmp, f"in_{n}.bin"))
+            env = dict(os.environ)
+            if account:
+                env["SD_ACCOUNT_FILE"] = os.path.join(tmp, "counts.txt")
+            run = run_with_progress([str(binary), tmp], desc=f"csim {k.name}", timeout=1800, env=env)
+            if run.returncode == 3 and "deadlock" in run.stderr:
+                from ...dfg.tokensim import DeadlockError
+
+                raise DeadlockError(f"the C-simulation of '{k.name}' deadlocks: "
+                                    f"{run.stderr.strip().removeprefix('streamdsl csim: deadlock: ')[:2000]}",
+                                    hint="deepen the FIFOs 'blocked on write (full)', or let g.size_fifos() size them")
+            if run.returncode != 0:
+                raise CSimError(f"the C-simulation of '{k.name}' failed (exit {run.returncode}): "
+                                f"{(run.stderr or run.stdout).strip()[:2000]}")
+            files = {p["name"]: Path(tmp, f"port_{n}.bin") for n, p in enumerate(self.ports)}
+            outs = []
+            for r, (name, t) in enumerate(zip(ret_names, k.results)):
+                mine = [p for p in self.ports if p["tensor"] == name and p["kind"] == "out"]
+                if not mine:  # a parameter returned unchanged
+                    outs.append(np.asarray(values[name]))
+                    continue
+                bufs = [files[p["alias"] or p["name"]].read_bytes()[:64 * p["words"]] for p in mine]
+                full = unpack(bufs, mine[0]["packing"])
+                if r in place:
+                    into = getattr(place[r], "into", None)
+                    before = np.asarray(values[into]) if into else np.zeros_like(full)
+                    full = self._rows(r, place[r], full, before, t, arrays)
+                outs.append(convert(full, t.dtype).reshape(t.shape))
+            if account:
+                counts = Path(tmp, "counts.txt").read_text() if Path(tmp, "counts.txt").exists() else ""
+        result = outs[0] if len(outs) == 1 else (tuple(outs) if outs else None)
+        return result, counts
+
+    def accounting(self, *arrays):
+        """Run the C-simulation on ``arrays`` with every labelled loop counting its trips, and price the counts
+        with the cost model's rules beside the model's own cycles, per process and for the design
+        (:mod:`streamdsl.backend.hls.accounting`).  Returns an :class:`~.accounting.Accounting`."""
+        from .accounting import account_dataflow
+
+        _, counts = self._run(arrays, account=True)
+        return account_dataflow(self, counts)
+
+    def _rows(self, n: int, place, full: np.ndarray, before: np.ndarray, t: TensorType, arrays) -> np.ndarray:
+        """The rows a placed result wrote; the rest of the array must be as it was (``before``)."""
+        k = self.kernel
+        rows = t.shape[place.axis]
+        at = place.start(np.asarray(arrays[[p.name for p in k.params].index(place.offset)]), rows)
+        inside = [slice(None)] * full.ndim
+        inside[place.axis] = slice(at, at + rows)
+        a, b = full.copy(), np.asarray(before, dtype=full.dtype).copy()
+        a[tuple(inside)] = 0
+        b[tuple(inside)] = 0
+        if not np.array_equal(a, b):
+            raise CSimError(f"the C-simulation of '{k.name}' wrote result {n} outside rows {at}..{at + rows - 1} "
+                            f"of axis {place.axis} ({place})", hint="this is a streamdsl bug; please report it")
+        return full[tuple(inside)]
 
     def _placed(self) -> dict:
         from .dataflow import placed_results
@@ -316,6 +415,39 @@ def project_files(k: Kernel, functions: list[str], prototypes: list[str], board:
         "README.md": _env.get_template("README.md.j2").render(board=b.name, part=part, clock_mhz=f"{clock:g}", **common),
     }
     return files
+
+
+def dataflow_files(ir: Kernel, functions: list[str], prototypes: list[str], board, source: str, file: Scope, top: str,
+                   ports: list[dict], scalar_names: dict[str, str]) -> dict[str, str]:
+    """The files of a dataflow design's project: its top function takes the array ``ports`` (words, see
+    :func:`streamdsl.backend.hls.dataflow.port_table`) then the scalar parameters (their C++ names in
+    ``scalar_names``); the testbench reads every port's words from a file (:mod:`streamdsl.dfg.packing`)."""
+    b = get_board(board)
+    part, clock = b.part, b.clock_mhz
+    common = dict(name=top, version=__version__, source=comment(source), source_md=md_code(source))
+    tb = Scope(file)
+    v = {w: tb.fresh(w) for w in ("argc", "argv", "dir")}
+    v.update({w: file.fresh(w) for w in ("read_words", "write_words", "read_scalar")})
+    rows = []
+    var_of: dict[str, str] = {}
+    for n, p in enumerate(ports):
+        alias = p.get("alias")
+        var = var_of[alias] if alias else tb.fresh(p["name"])
+        var_of[p["name"]] = var
+        rows.append(dict(n=n, var=var, words=max(1, p["words"]), kind=p["kind"], alias=alias))
+    scalars = []
+    for n, q in enumerate(ir.params):
+        if not isinstance(q.type, TensorType):
+            scalars.append(dict(n=n, var=tb.fresh(scalar_names[q.name]), ctype=ctype(q.type), transport=_transport(q.type)))
+    call_args = ", ".join([r["var"] for r in rows] + [a["var"] for a in scalars])
+    return {
+        f"{top}.h": _env.get_template("kernel.h.j2").render(prototypes=prototypes, includes=("hls_stream.h",), **common),
+        f"{top}.cpp": _env.get_template("kernel.cpp.j2").render(functions=functions, **common),
+        f"tb_{top}.cpp": _env.get_template("tb_dataflow.cpp.j2").render(ports=rows, scalars=scalars,
+                                                                          call_args=call_args, v=v, **common),
+        "run_hls.tcl": _env.get_template("run_hls.tcl.j2").render(part=part, clock_ns=f"{1000.0 / clock:g}", **common),
+        "README.md": _env.get_template("README.md.j2").render(board=b.name, part=part, clock_mhz=f"{clock:g}", **common),
+    }
 
 
 def write(files: dict[str, str], output, overwrite: bool = False) -> None:

@@ -95,10 +95,127 @@ template <typename I, typename F> inline I cast_int(F x, long long lo, unsigned 
   return I((unsigned long long)v);
 }
 
-// One token of a dataflow stream: an element tile of N values, row-major
-// (the itensor's element shape flattened).  Streams carry whole tokens.
-template <typename T, int N> struct token {
-  T v[N];
+// ---------------------------------------------------------------------------- the bus
+// A stream token moves as beats of L values (at most 512 bits: streamdsl/dfg/packing.py); DRAM holds dense
+// 512-bit words, value i of a word in bits [i*B, (i+1)*B) (B the value's width).
+template <typename T, int L> struct beat {
+  T v[L];
 };
 
+typedef ap_uint<512> word;
+
+// raw<T>: a value's bit pattern (at most 64 bits) and back.  C++14 (specialisations, no if constexpr).
+template <typename T, typename Enable = void> struct raw;
+template <> struct raw<float> {
+  static unsigned long long to(float x) { union { float f; uint32_t u; } c; c.f = x; return c.u; }
+  static float from(unsigned long long b) { union { float f; uint32_t u; } c; c.u = (uint32_t)b; return c.f; }
+};
+template <> struct raw<double> {
+  static unsigned long long to(double x) { union { double f; uint64_t u; } c; c.f = x; return c.u; }
+  static double from(unsigned long long b) { union { double f; uint64_t u; } c; c.u = (uint64_t)b; return c.f; }
+};
+template <typename T> struct raw<T, typename std::enable_if<std::is_integral<T>::value>::type> {
+  typedef typename std::make_unsigned<T>::type U;
+  static unsigned long long to(T x) { return (unsigned long long)(U)x; }
+  static T from(unsigned long long b) { return (T)(U)b; }
+};
+template <int W> struct raw<ap_int<W>> {
+  static unsigned long long to(const ap_int<W>& x) { return x.range(W - 1, 0).to_uint64(); }
+  static ap_int<W> from(unsigned long long b) { ap_int<W> r; r.range(W - 1, 0) = b; return r; }
+};
+template <int W> struct raw<ap_uint<W>> {
+  static unsigned long long to(const ap_uint<W>& x) { return x.range(W - 1, 0).to_uint64(); }
+  static ap_uint<W> from(unsigned long long b) { ap_uint<W> r; r.range(W - 1, 0) = b; return r; }
+};
+template <int W, int I, ap_q_mode Q, ap_o_mode O, int N> struct raw<ap_fixed<W, I, Q, O, N>> {
+  static unsigned long long to(const ap_fixed<W, I, Q, O, N>& x) { return x.range(W - 1, 0).to_uint64(); }
+  static ap_fixed<W, I, Q, O, N> from(unsigned long long b) { ap_fixed<W, I, Q, O, N> r; r.range(W - 1, 0) = b; return r; }
+};
+template <int W, int I, ap_q_mode Q, ap_o_mode O, int N> struct raw<ap_ufixed<W, I, Q, O, N>> {
+  static unsigned long long to(const ap_ufixed<W, I, Q, O, N>& x) { return x.range(W - 1, 0).to_uint64(); }
+  static ap_ufixed<W, I, Q, O, N> from(unsigned long long b) { ap_ufixed<W, I, Q, O, N> r; r.range(W - 1, 0) = b; return r; }
+};
+
+// Value i of a word, and the word of a beat (B: the value's width in bits).
+template <typename T, int B> inline T word_value(const word& w, int i) {
+  return raw<T>::from(w.range(i * B + B - 1, i * B).to_uint64());
+}
+template <typename T, int B> inline void set_word_value(word& w, int i, const T& x) {
+  w.range(i * B + B - 1, i * B) = raw<T>::to(x);
+}
+template <typename T, int L, int B> inline beat<T, L> word_beat(const word& w) {
+  beat<T, L> b;
+  for (int i = 0; i < L; i++) {
+#pragma HLS unroll
+    b.v[i] = word_value<T, B>(w, i);
+  }
+  return b;
+}
+// The L values of a word from value ``start`` on (a tile smaller than a word: several lie in one).
+template <typename T, int L, int B> inline beat<T, L> word_beat_at(const word& w, int start) {
+  beat<T, L> b;
+  for (int i = 0; i < L; i++) {
+#pragma HLS unroll
+    b.v[i] = word_value<T, B>(w, start + i);
+  }
+  return b;
+}
+template <typename T, int L, int B> inline word beat_word(const beat<T, L>& b) {
+  word w = 0;
+  for (int i = 0; i < L; i++) {
+#pragma HLS unroll
+    set_word_value<T, B>(w, i, b.v[i]);
+  }
+  return w;
+}
+
 }  // namespace sd
+
+// Loop counters for the emitted-code accounting (HLSProject.accounting): every labelled loop of the emitted
+// code counts its entries and its iterations when the C-simulation is compiled with -DSD_ACCOUNT, and the
+// counts are written at exit to the file $SD_ACCOUNT_FILE names.  Otherwise (and in synthesis) they are nothing.
+#if defined(SD_ACCOUNT) && !defined(__SYNTHESIS__)
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+namespace sd {
+namespace account {
+struct counter {
+  const char* fn;
+  const char* label;
+  unsigned long long entries, trips;
+  counter* next;
+};
+struct registry {
+  std::mutex mu;
+  counter* head = nullptr;
+  ~registry() {
+    const char* path = std::getenv("SD_ACCOUNT_FILE");
+    if (!path) return;
+    FILE* f = std::fopen(path, "w");
+    if (!f) return;
+    for (counter* c = head; c; c = c->next) std::fprintf(f, "%s %s %llu %llu\n", c->fn, c->label, c->entries, c->trips);
+    std::fclose(f);
+  }
+};
+inline registry& reg() {
+  static registry r;
+  return r;
+}
+inline counter* find(const char* fn, const char* label) {
+  registry& r = reg();
+  std::lock_guard<std::mutex> lk(r.mu);
+  for (counter* c = r.head; c; c = c->next)
+    if (!std::strcmp(c->fn, fn) && !std::strcmp(c->label, label)) return c;
+  r.head = new counter{fn, label, 0, 0, r.head};
+  return r.head;
+}
+}  // namespace account
+}  // namespace sd
+#define SD_ENTRY(l) do { static sd::account::counter* sd_c_ = sd::account::find(__func__, #l); sd_c_->entries++; } while (0)
+#define SD_TRIP(l) do { static sd::account::counter* sd_c_ = sd::account::find(__func__, #l); sd_c_->trips++; } while (0)
+#else
+#define SD_ENTRY(l) ((void)0)
+#define SD_TRIP(l) ((void)0)
+#endif
