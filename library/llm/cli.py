@@ -70,17 +70,17 @@ class LLMProjects:
             t, kind = int(v["t"]), v["kind"]
             layer = c.layer_types.index(kind)
             g = m.schedule(t, kind)
-            ir = g.graph.ir
-            names = [a["name"] for a in v["args"]][:len(ir.params)]
-            if names != [p.name for p in ir.params]:
+            prj_ = g.build("hls", board=board)
+            names = [a["name"] for a in v["args"]]
+            mine = [p["name"] for p in prj_.ports] + [name for _, name, _ in prj_.scalars]
+            if names != mine:
                 raise CLIError(f"'{folder / v['folder']}' takes ({', '.join(names)}), this streamdsl's layer takes "
-                               f"({', '.join(p.name for p in ir.params)})", hint=rebuild)
+                               f"({', '.join(mine)})", hint=rebuild)
             sub = inside(folder, v["folder"], "the layer folder", rebuild)
             files = project_files(sub, owned_sources(sub), rebuild)
             pos = min(3, m.max_len - t)  # a few cached tokens, so attention reads the cache
             inputs = random_layer_inputs(m, layer, t, pos, rng)
             want = m.layer(t, kind).function(*inputs)
-            prj_ = g.build("hls", board=board)
             prj_.files = files  # the folder's own C++, not a fresh build
             got = prj_.csim(*inputs)  # rows stored in place
             err, bad = compare(got, want, args.rtol, args.atol)

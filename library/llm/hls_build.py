@@ -10,8 +10,9 @@
       layer_<phase>_<kind>/  one HLS dataflow project per layer variant (decode t=1, prefill t=P;
                              per attention kind the model uses), top <layer>_<phase>_<kind>
       host/host.cpp          the XRT host program (embedding, final norm and LM head on the CPU)
-      weights/manifest.json  every binary file: name, shape, dtype, offset, bytes, HBM bank
-      weights/*.bin          float32 little-endian, row-major: layer<i>_<field>.bin, embed.bin, ...
+      weights/manifest.json  every binary file: name, shape, dtype, layout, lane, bytes, HBM bank
+      weights/*.bin          layer<i>_<field>[.lane<j>].bin: a port's 512-bit words; embed.bin and
+                             the host's other tables: float32 little-endian, row-major
 
 Layer variants.  A layer kernel is compiled for a fixed number of new tokens
 ``t``: ``decode`` (t = 1) and ``prefill`` (t = ``prefill_len``), each once per
@@ -20,21 +21,25 @@ kind).build("hls")`` with its top function renamed to a unique kernel name
 (``llama_layer_decode_full``: an xclbin cannot hold two kernels of one name)
 and declared ``extern "C"``; nothing else changes.
 
-Weight layout.  The layer's DMAs read every weight as one row-major tensor
-(its ``m_axi`` array is the plain C array of the parameter), so the files are
-the row-major arrays of :meth:`LLM.layer_args` (GPT-2's ``qkv_w`` is q | k | v
-concatenated, as the kernel takes it).  :func:`~.weights.pack`'s tiled layout
-is not used: the kernel, the files and the host all use row-major.
+Weight layout.  Every m_axi port moves 512-bit words: a weight lies in DRAM
+packed in the words of its stream layout (streamdsl's ``Packing``), split
+over the ports (lanes) its DMA reads it through, word ``w`` on lane
+``w % lanes``.  Each lane is one file, ``layer<i>_<field>.bin`` (or
+``.lane<j>.bin``), the words the port reads, copied into the port's buffer
+as it is; the manifest records each file's layout, lane and words, and
+:func:`read_weights` unpacks them.  The prefill layer reads the weights over
+the decode layer's ports (``LLM.schedule``), so both share one copy.
 
-HBM plan (U55C: 32 pseudo-channels of 512 MiB).  Bank 0 holds the activations
-(x, y, cos, sin, inter-region buffers); the K and V caches get banks of their
-own (``kc`` and ``kc2`` are the same buffer per layer: the kernel reads the
-cache as ``kc`` and writes only the new rows into it as ``kc2``, ``g.store_at``;
-likewise V); the 1-D weights (norms, biases) share one
-bank; every weight matrix gets its own range of banks, as many as its
-``layers`` copies need plus 3 % (``sp=...:HBM[a:b]``).  A port's banks are the same
-in every variant, so prefill and decode kernels share the weight and cache
-buffers.  The plan is in ``project.json`` and ``weights/manifest.json``.
+HBM plan (U55C: 32 pseudo-channels of 512 MiB).  A port's buffer lies where
+the timing model's channels put it: a port of a DMA that has channels of its
+own gets a bank range of its own (every lane its own), the buffers whose DMAs
+share a channel share one range (``shared``: activations, KV caches and 1-D
+weights, as the model allotted); a range holds every layer's copy of what it
+holds plus 3 %.  ``kc2``-style stores write the new K/V rows into the cache
+buffer itself (``g.store_at(..., into=kc)``), so they lie in the cache's banks.
+A port has the same range in every variant, so prefill and decode kernels
+share the weight and cache buffers.  The plan is in ``project.json`` and
+``weights/manifest.json``.
 
 The host (``host/host.cpp``, XRT native API) loads the xclbin and every
 layer's weight files into HBM buffers allocated with ``kernel.group_id(arg)``,
@@ -142,6 +147,7 @@ class LayerVariant:
     folder: str  # layer_decode_full
     ports: list[Port]
     project: object = field(repr=False)  # the DataflowProject (its files renamed; csim works)
+    own: frozenset = frozenset()  # tensors whose DMAs the timing model gave channels of their own
 
     @property
     def source(self) -> str:
@@ -258,44 +264,65 @@ def _variants(model, prefill_len: int, board) -> list[LayerVariant]:
             files = _rename(prj.files, prj.top, kernel)
             ports = _ports(prj, ir, model.layer(t, kind))
             renamed = dataclasses.replace(prj, files=files, output=None)
-            out.append(LayerVariant(name, phase, kind, t, kernel, f"layer_{name}", ports, renamed))
+            own = frozenset(d.tensor for d in prj.timing.dmas if d.channels >= 1)
+            out.append(LayerVariant(name, phase, kind, t, kernel, f"layer_{name}", ports, renamed, own))
     return out
 
 
 # ------------------------------------------------------------------------------------ HBM plan
-def _bank_key(p: Port, ports: list[Port]) -> str | None:
-    """The HBM bank range a port's buffer lies in: activations share one, each cache has its own (a store into
-    it shares its cache's), 1-D weights share one, each weight matrix lane has its own."""
-    if p.role in ("input", "output", "rope", "scratch"):
-        return "io"
-    if p.role == "kv_out":
-        return _bank_key(next(q for q in ports if q.name == p.alias), ports)
-    if p.role == "kv_in":
-        return f"kv_{p.name}"
-    if p.role == "weight":
-        return "vectors" if len(p.shape) == 1 else p.name
-    return None
+SHARED = "shared"
+"""The bank range of every buffer whose DMAs share memory channels in the timing model."""
+
+
+def _bank_keys(variants: list[LayerVariant], n_banks: int) -> dict[tuple[str, str], str]:
+    """(variant, port) -> the bank range its buffer lies in, as the timing model priced the channels: a port
+    of a DMA the model gave channels of its own has a range of its own (every lane its own; the same in every
+    variant), the rest share one; a store into a cache lies where the cache does.  When the variants' own
+    ports together outnumber the banks, the activations and caches share first."""
+    def own(v, p) -> bool:
+        return p.tensor in v.own and p.role not in ("scalar", "kv_out")
+
+    owned = {p.name for v in variants for p in v.ports if own(v, p)}  # a buffer's range is one in every variant
+
+    def plan(weights_only: bool) -> dict:
+        keys = {}
+        for v in variants:
+            for p in v.ports:
+                if p.role == "scalar" or p.role == "kv_out":
+                    continue
+                mine = p.name in owned and (p.role == "weight" or not weights_only)
+                keys[v.name, p.name] = p.name if mine else SHARED
+            for p in v.ports:
+                if p.role == "kv_out":
+                    keys[v.name, p.name] = keys[v.name, p.alias]
+        return keys
+
+    keys = plan(False)
+    if len(set(keys.values()) - {SHARED}) + 1 > n_banks:
+        keys = plan(True)
+    return keys
 
 
 def _plan_banks(model, variants: list[LayerVariant], board) -> dict[str, tuple[int, int]]:
+    """The bank range of each key of :func:`_bank_keys`, sized for what it holds (every layer's copy of a
+    weight and a cache, two of each activation); each variant's ports get theirs (``Port.banks``)."""
     n_banks, bank_bytes = _hbm(board)
     layers = model.config.layers
+    keys = _bank_keys(variants, n_banks)
     need: dict[str, int] = {}
+    counted: set = set()
     for v in variants:
         for p in v.ports:
-            key = _bank_key(p, v.ports)
+            key = keys.get((v.name, p.name))
             if key is None or p.role == "kv_out":  # the store writes its cache's buffer, in place
                 continue
-            if p.role == "weight":  # every layer's copy; shared by all variants
-                if v is variants[0]:
+            if p.role in ("weight", "kv_in"):  # every layer's copy, shared by all variants
+                if (p.name, p.role) not in counted:
+                    counted.add((p.name, p.role))
                     need[key] = need.get(key, 0) + layers * p.nbytes
-            elif p.role == "kv_in":  # one buffer per layer
-                need[key] = max(need.get(key, 0), layers * p.nbytes)
             else:  # activations: two of each per variant
                 need[key] = need.get(key, 0) + 2 * p.nbytes
-    ports0 = variants[0].ports
-    order = ["io"] + [f"kv_{p.name}" for p in ports0 if p.role == "kv_in"] + ["vectors"] + [
-        k for k in dict.fromkeys(_bank_key(p, ports0) for p in ports0 if p.role == "weight") if k != "vectors"]
+    order = [SHARED] + [k for k in dict.fromkeys(keys.values()) if k != SHARED]
     banks, nxt = {}, 0
     for key in order:
         if key not in need:
@@ -308,13 +335,10 @@ def _plan_banks(model, variants: list[LayerVariant], board) -> dict[str, tuple[i
         raise LLMError(f"the weights and caches need {nxt} HBM banks of {bank_bytes >> 20} MiB; the {sd.board(board).name} has "
                        f"{n_banks} ({detail})", user_loc(),
                        hint="use a smaller max_len, or fewer layers; fp32 weights of this model do not fit")
-    return banks
-
-
-def _with_banks(variants: list[LayerVariant], banks: dict[str, tuple[int, int]]) -> None:
     for v in variants:
-        v.ports = [dataclasses.replace(p, banks=banks.get(_bank_key(p, v.ports)) if _bank_key(p, v.ports) else None)
+        v.ports = [dataclasses.replace(p, banks=banks[keys[v.name, p.name]]) if (v.name, p.name) in keys else p
                    for p in v.ports]
+    return banks
 
 
 def _same_weight_ports(variants: list[LayerVariant]) -> None:
@@ -618,7 +642,6 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
     variants = _variants(model, prefill_len, board)
     _same_weight_ports(variants)
     banks = _plan_banks(model, variants, board)
-    _with_banks(variants, banks)
     manifest = weight_manifest(model, variants, banks)
     files = _render(model, variants, banks, manifest, prefill_len, board)
     wrote_weights = False

@@ -143,6 +143,8 @@ class LLM:
                 elif ty.rank == 3:  # per-head tensors and KV caches: one head at a time
                     g.stream(e, tile=(1,) + ty.shape[1:])
             self._store_new_rows(g)
+            if t != 1:
+                self._share_buffers(g, self.schedule(1, kind))
             g.fuse(*g.tasks())
             g.size_fifos()
             self._schedules[key] = g
@@ -155,6 +157,15 @@ class LLM:
         place = self.kv_rows()
         for new, cache in zip(g.graph.outputs[1:], caches, strict=True):
             g.store_at(g.edge(new), place.offset, axis=place.axis, extent=place.extent, into=g.edge(cache))
+
+    def _share_buffers(self, g, decode) -> None:
+        """The inputs the layer shares with the decode layer (the weights, the caches: every input of one
+        type in both) lie in DRAM alike: ``g`` reads each over the decode layer's ports."""
+        mine = {p.name: p.type for p in g.graph.ir.params}
+        ports = decode.timing().plan.ports
+        for p in decode.graph.ir.params:
+            if p.name in ports and mine.get(p.name) == p.type:
+                g.ports(g.edge(p.name), ports[p.name])
 
     def kv_rows(self) -> Placement:
         """Where a layer's new keys and values go: rows ``pos ..`` of its caches (``g.store_at`` of the schedule)."""

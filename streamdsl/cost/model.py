@@ -67,6 +67,7 @@ from ..ir.loops import trip_count
 from ..ir.deps import (
     bind_class, bound_impl, carried_accumulations, is_var_mul, loop_binds, names_in, periodic_accumulations,
 )
+from ..ir.toplevel import top_arrays
 from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Return, Select, Store, StreamMove,
     UnaryOp, Var, walk,
@@ -249,14 +250,17 @@ class KernelReport:
         for key in ("dsp", "bram", "uram", "lut", "ff"):
             used, avail = self.resources.get(key, 0), self.budget[key]
             out.append(f"    {key.upper():<5} {used:>9} / {avail:<9} " + (f"({100.0 * used / avail:.2f} %)" if avail else "(unknown)"))
-        out.append("  assumptions: see streamdsl/backend/hls/report.py (op latencies at 250 MHz, "
-                   "loop control 1 cycle/iteration, 2 ports per memory bank)")
+        out.append("  assumptions: see streamdsl/cost/model.py (op latencies at 250 MHz, loop control 1 "
+                   "cycle/iteration, 2 ports per memory bank, an m_axi port a value a cycle each way, a top "
+                   "function's copies and fills an element a cycle)")
         return "\n".join(out)
 
 
 class _Model:
-    def __init__(self, k: Kernel, clock: float, fam: Family | None = None):
+    def __init__(self, k: Kernel, clock: float, fam: Family | None = None, top: bool = False):
         self.k, self.clock, self.fam = k, clock, fam or FAMILIES["ultrascale+"]
+        # the top function's m_axi ports: one read and one write channel each, a value a cycle on each
+        self.maxi = set(top_arrays(k).ports) if top and k.attrs.get("interface", "m_axi") == "m_axi" else set()
         self.res = dict(dsp=0, bram=0, uram=0, lut=0, ff=0)
         self.loops: list[LoopEstimate] = []
         self.bind: list[dict[str, str]] = []  # bind_op classes -> impls of the loops around (innermost last)
@@ -358,7 +362,11 @@ class _Model:
             return lat + max(self.body(s.then, copies, unrolled), self.body(s.orelse, copies, unrolled))
         if isinstance(s, Alloc):
             self.alloc(s)
-            return 0 if s.init is None else math.ceil(s.type.size / max(1, self.banks[s.name]))
+            if s.init is None:
+                return 0
+            if unrolled:  # inside a pipeline the fill is unrolled: its writes share the banks' ports
+                return math.ceil(s.type.size / max(1, self.banks[s.name]))
+            return self._fill(s)
         if isinstance(s, CallKernel):
             sub = _Model(self.k.callee(s.callee), self.clock, self.fam)
             cyc = sub.body(sub.k.body, copies, unrolled)
@@ -483,6 +491,7 @@ class _Model:
           row: II 16 for the 32 reads of ``data[k][j]``, and 542 - 523 cycles of a row are those loads);
         * a local partitioned into registers (a bank an element) has no ports to run out of."""
         count: dict[str, int] = {}
+        written: dict[str, int] = {}
         seen: set = set()
         hoisted: dict[str, int] = {}
         accesses = list(_accesses_in_loops(s.body, ()))
@@ -503,13 +512,17 @@ class _Model:
                 self.res["ff"] += copies * _bits(n.dtype)  # the registers that keep them
                 continue
             count[n.name] = count.get(n.name, 0) + copies
+            if isinstance(n, Store):
+                written[n.name] = written.get(n.name, 0) + copies
         worst = 1
         for name, c in count.items():
-            if name not in self.regs:
+            if name in self.maxi:  # an AXI port: its reads on one channel, its writes on the other
+                worst = max(worst, c - written.get(name, 0), written.get(name, 0))
+            elif name not in self.regs:
                 worst = max(worst, math.ceil(c / (2 * self.banks.get(name, 1))))
         # the hoisted loads share the entry cycle already counted; the rest of their reads come first
-        prologue = max((math.ceil(c / (2 * self.banks.get(name, 1))) - 1 for name, c in hoisted.items()
-                        if name not in self.regs), default=0)
+        prologue = max((c - 1 if name in self.maxi else math.ceil(c / (2 * self.banks.get(name, 1))) - 1
+                        for name, c in hoisted.items() if name not in self.regs), default=0)
         return worst, prologue
 
     def _memory_carried(self, s: For, pipe: set) -> bool:
@@ -535,6 +548,11 @@ class _Model:
             if not used & pipe:
                 fixed[n.name] = fixed.get(n.name, 0) + math.prod(_trips(lp) for lp in around if lp.var in used)
         return any(c > 1 for c in fixed.values())
+
+    def _fill(self, a: Alloc) -> int:
+        """An initialised array outside a pipeline: the emitted fill is a loop nest over its elements, its
+        innermost pipelined at II 1 (flattened: an element a cycle)."""
+        return a.type.size + COPY_DEPTH
 
     def alloc(self, a: Alloc) -> None:
         if a.name in self.ports:
@@ -772,16 +790,40 @@ ADAPTER = {  # (LUT, FF) of one top-level array port by interface kind
 }
 
 
-def estimate(k: Kernel, board="u55c", clock_mhz: float | None = None, measured: dict | None = None) -> KernelReport:
+COPY_DEPTH = 3
+"""Pipeline depth of the top function's element copies (a port read or write, a register, a RAM write)."""
+
+
+def top_copies(k: Kernel, counted: dict[str, int] | None = None) -> int:
+    """Cycles of the top function's element copies (:mod:`streamdsl.ir.toplevel`): each a pipelined loop over
+    the array at II 1, flattened (``counted``: array -> the elements a run copied, for the accounting)."""
+    t = top_arrays(k)
+    types = {p.name: p.type for p in k.params}
+    types.update({s.name: s.type for s in (n for st in k.body for n in walk(st)) if isinstance(s, Alloc)})
+    total = 0
+    for name in t.copied_in + t.copied_out:
+        size = types[name].size if counted is None else counted.get(name, 0)
+        total += size + COPY_DEPTH if size else 0
+    return total
+
+
+def estimate(k: Kernel, board="u55c", clock_mhz: float | None = None, measured: dict | None = None,
+             top: bool = False) -> KernelReport:
     """Cycles and resources of kernel ``k`` on ``board`` (a Board, a board name, or a bare AMD part name such as
     ``"xc7k160t-fbg484-1"``) at ``clock_mhz`` (default: the board's kernel clock).  ``measured``: For node ->
-    the trips a run counted, instead of the trips its bounds give (the emitted code's accounting)."""
+    the trips a run counted, instead of the trips its bounds give (the emitted code's accounting).  ``top``:
+    ``k`` is a project's top function, its arrays behind its ports (:func:`streamdsl.ir.toplevel.top_arrays`:
+    an m_axi port moves a value a cycle each way, partitioned arrays are copied in and out)."""
     b = as_board(board, clock_mhz)
     clock_mhz = float(clock_mhz or b.clock_mhz)
-    m = _Model(k, clock_mhz, FAMILIES[b.family])
+    m = _Model(k, clock_mhz, FAMILIES[b.family], top)
+    if top:  # the locals a partitioned parameter is copied into
+        types = {p.name: p.type for p in k.params}
+        for name in top_arrays(k).copied_in:
+            m.alloc(Alloc(name, types[name], None))
     _MEASURED.update({id(lp): n for lp, n in (measured or {}).items()})
     try:
-        cycles = m.body(k.body, 1, False)
+        cycles = m.body(k.body, 1, False) + (top_copies(k) if top and measured is None else 0)
     finally:
         _MEASURED.clear()
     lut, ff = ADAPTER[k.attrs.get("interface", "m_axi")]

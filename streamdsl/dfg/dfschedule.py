@@ -104,6 +104,7 @@ class DataflowSchedule:
         self._pins: dict[str, int] = {}
         self._bundles: list[tuple[str, ...]] = []
         self._placed: dict[str, Placement] = {}
+        self._ports: dict[str, tuple] = {}  # tensor -> (ports, where g.ports asked)
         self._sized: dict[str, int] = {}
         self._sizing: F.Sizing | None = None
         self._sized_for: tuple | None = None  # the timing key the sizing was computed for
@@ -328,6 +329,23 @@ class DataflowSchedule:
         self._record("store_at", EdgeHandle(self, name), offset, axis=axis, extent=extent, **kw)
         return self._placed[name]
 
+    def ports(self, edge, n: int) -> int:
+        """Move graph input or result ``edge`` over ``n`` m_axi ports of 512-bit words (word ``w`` of its
+        DRAM image on port ``w % n``, a memory channel a port), whatever the channel allocation would give
+        it: the DRAM layout of a buffer two designs share (a prefill and a decode layer reading one copy
+        of the weights).  ``n`` must divide the words of a token of the tensor's one DMA (checked when the
+        design is timed); 1 always works."""
+        name = self._edge("ports", edge)
+        e = self.graph.edges[name]
+        if not (e.is_input or e.is_output):
+            raise _err("ports", f"edge '{name}' is on chip: only graph inputs and results have m_axi ports",
+                       hint="set the ports of what the function takes or returns")
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
+            raise _err("ports", f"ports must be an integer from 1 to 64, got {n!r}", hint="e.g. g.ports(w, 4)")
+        self._ports[name] = (n, caller_loc())
+        self._record("ports", EdgeHandle(self, name), n)
+        return n
+
     def placements(self) -> dict[str, Placement]:
         """The results ``store_at`` places in larger arrays, by edge."""
         return dict(self._placed)
@@ -427,9 +445,10 @@ class DataflowSchedule:
         ``size_fifos``, the HLS FIFO order and ``model_design`` all read it."""
         low = self.lowered()
         b = self._board if board is None else get_board(board)
-        key = (self.design_key(), b, clock_mhz, tuple(sorted((bits or {}).items())), tuple(self._placed.items()))
+        key = (self.design_key(), b, clock_mhz, tuple(sorted((bits or {}).items())), tuple(self._placed.items()),
+               tuple((e, n) for e, (n, _) in self._ports.items()))
         if self._timing is None or self._timing[0] != key:
-            self._timing = (key, design_timing(low, self.kernel_ir, b, clock_mhz, bits, self._placed))
+            self._timing = (key, design_timing(low, self.kernel_ir, b, clock_mhz, bits, self._placed, self._ports))
         return self._timing[1]
 
     # ------------------------------------------------------------------ FIFOs

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..types import TensorType
 from .itensor import ITensor
+from ..errors import ScheduleError
 from .packing import BUS_BITS, Beats, Packing, beats_of, partitions, rows
 
 MOVE_DEPTH = 2  # pipeline depth of a beat loop: a FIFO read (or write) and a buffer write (or read)
@@ -30,6 +31,8 @@ class StreamPlan:
     aligned: dict[str, bool] = field(default_factory=dict)  # DMA node -> a word a beat
     lanes: dict[str, int] = field(default_factory=dict)  # FIFO -> FIFOs side by side
     beats: dict[str, Beats] = field(default_factory=dict)  # FIFO -> the beats of its tokens
+    ports: dict[str, int] = field(default_factory=dict)  # tensor -> its m_axi ports (its words split over them)
+    pinned: frozenset = frozenset()  # DMA nodes whose ports g.ports set
 
     def token_cycles(self, fifo: str) -> int:
         """Cycles one token of ``fifo`` takes to move (its beats over its FIFOs, one a FIFO a cycle)."""
@@ -137,8 +140,10 @@ def aligned(p: Packing, layout: ITensor, axis: int | None = None, load: bool = T
     return True
 
 
-def stream_plan(low, placements: dict, channels: dict[str, float]) -> StreamPlan:
-    """The plan of ``low`` when its DMAs hold ``channels`` (DMA node -> channels the allocation gave it)."""
+def stream_plan(low, placements: dict, channels: dict[str, float], ports: dict | None = None) -> StreamPlan:
+    """The plan of ``low`` when its DMAs hold ``channels`` (DMA node -> channels the allocation gave it);
+    ``ports``: tensor -> (ports, where ``g.ports`` asked) for the tensors whose ports the schedule sets."""
+    ports = ports or {}
     plan = StreamPlan(tensor_packings(low, placements))
     per_tensor: dict[str, int] = {}
     for n in low.nodes.values():
@@ -155,7 +160,18 @@ def stream_plan(low, placements: dict, channels: dict[str, float]) -> StreamPlan
         plan.aligned[n.name] = aligned(p, d.layout, place.axis if place is not None else None, n.kind == "load")
         bt = beats_of(d.layout)
         lanes = 1
-        if per_tensor[d.tensor] == 1 and place is None and d.layout == p.layout and p.per_word == 1:
+        splits = per_tensor[d.tensor] == 1 and place is None and d.layout == p.layout and p.per_word == 1
+        if d.tensor in ports:
+            want, loc = ports[d.tensor]
+            if want != 1 and not (splits and bt.beats % want == 0):
+                why = ("its tokens are " + ("one word" if bt.beats == 1 else f"{bt.beats} words") +
+                       f", not a multiple of {want}" if splits else
+                       "it is read or written by more than one DMA, placed, or not moved in its own layout's words")
+                raise ScheduleError(f"'{d.tensor}' cannot move over {want} ports: {why}", loc,
+                                 hint="ports must divide the words of a token of the tensor's one DMA; 1 always works")
+            lanes = want
+            plan.pinned |= {n.name}
+        elif splits:
             cap = max(1, math.ceil(channels.get(n.name, 1.0) - 1e-9))
             # a port moves at least one longest AXI burst (UG1399: bursts stop at 4 KB): fewer words do not pay
             # for another m_axi adapter
@@ -181,6 +197,9 @@ def stream_plan(low, placements: dict, channels: dict[str, float]) -> StreamPlan
         dst = low.nodes[f.dst]
         if dst.kind == "store" and plan.lanes[f.name] != plan.dma_lanes[dst.name]:
             plan.dma_lanes[dst.name] = plan.lanes[f.name] = 1
+    for n in low.nodes.values():
+        if n.dma is not None:
+            plan.ports[n.dma.tensor] = max(plan.ports.get(n.dma.tensor, 1), plan.dma_lanes[n.name])
     return plan
 
 

@@ -141,16 +141,17 @@ class DesignTiming:
 
 
 def design_timing(low, kernel_ir, board="u55c", clock_mhz: float | None = None, bits: dict | None = None,
-                  placements: dict | None = None) -> DesignTiming:
+                  placements: dict | None = None, ports: dict | None = None) -> DesignTiming:
     """The timing of lowered design ``low`` (``kernel_ir(task)``: a task's scheduled IR) on ``board``
-    (``placements``: ``g.placements()``, where results are stored in place)."""
+    (``placements``: ``g.placements()``, where results are stored in place; ``ports``: tensor -> (ports,
+    location) that ``g.ports`` set)."""
     b = get_board(board)
     clock = float(clock_mhz or b.clock_mhz)
     bits = dict(bits or {})
     placements = dict(placements or {})
     tasks: dict[str, Task] = {}
     dmas: list[DmaModel] = []
-    first = stream_plan(low, placements, {})  # packings and alignment do not depend on the channels
+    first = stream_plan(low, placements, {}, ports)  # packings and alignment do not depend on the channels
     for n in low.nodes.values():
         if n.kind == "task":  # the kernel alone, to find the DMAs' windows; its process is priced below
             tasks[n.name] = kernel_task(n.name, kernel_report(kernel_ir(n.name), b, clock), n.iters)
@@ -170,7 +171,7 @@ def design_timing(low, kernel_ir, board="u55c", clock_mhz: float | None = None, 
             tasks[n.name] = Task(n.name, tokens, 1, 1, fill=tokens - 1 if d.direction == "store" else 0)
     edges = low.sim_edges()
     used = _allocate(low, b, clock, tasks, edges, dmas)
-    plan = stream_plan(low, placements, {d.name: d.channels for d in dmas})
+    plan = stream_plan(low, placements, {d.name: d.channels for d in dmas}, ports)
     used = _dma_tasks(b, clock, tasks, dmas, plan, low)
     kernels: dict[str, KernelReport] = {}
     processes: dict[str, Kernel] = {}
@@ -242,7 +243,11 @@ def _dma_tasks(b: Board, clock: float, tasks: dict[str, Task], dmas: list[DmaMod
     mem = b.memory
     port_gbs = mem.port_bits / 8 * clock / 1e3
     for d in dmas:
-        if d.channels >= 1:  # its own channels: one a port, as many as its stream has FIFOs
+        if d.name in plan.pinned and plan.dma_lanes[d.name] > 1:  # g.ports: a channel a port, as they ask
+            d.channels = float(plan.dma_lanes[d.name])
+        elif d.name in plan.pinned:  # one port: what the allocation gave it, a channel at most
+            d.channels = min(d.channels, 1.0)
+        elif d.channels >= 1:  # its own channels: one a port, as many as its stream has FIFOs
             d.channels = float(min(math.ceil(d.channels - 1e-9), plan.dma_lanes[d.name]))
         ports = max(1, math.ceil(d.channels - 1e-9))
         d.gbs = min(ports * port_gbs, d.channels * mem.channel_gbs)

@@ -77,7 +77,9 @@ def test_layer_projects_have_the_kernels_ports_and_pragmas(built, family):
         assert f"set_top {v.kernel}\n" in (f / "run_hls.tcl").read_text()
         tensors = [p.name for p in v.ports if p.shape]
         assert m_axi_ports(cpp, v.kernel) == tensors
-        assert all(f"port={p} offset=slave" in cpp and "max_widen_bitwidth=512" in cpp for p in tensors)
+        # every port is 512-bit words, read and written in bursts
+        assert all(f"port={p} offset=slave" in cpp and re.search(rf"sd::word \*{p}\b", cpp) for p in tensors)
+        assert cpp.count("max_read_burst_length=64") == len(tensors)
         assert [p.name for p in v.ports if p.role == "scalar"] == ["pos", "n_valid"]
         assert v.t == (1 if v.phase == "decode" else PROMPT_LEN)
         assert f"{v.kernel}.xo" in (d / "Makefile").read_text()
@@ -135,12 +137,18 @@ def test_weight_files_round_trip(built, family):
     wdir = prj.output / "weights"
     manifest = json.loads((wdir / "manifest.json").read_text())
     assert manifest["complete"] and manifest["scheme"] == "fp32" and manifest["byte_order"] == "little"
+    lanes: dict[str, int] = {}
     for t in manifest["tensors"]:
-        size = 4 if t["dtype"] == "float32" else 1
-        assert (wdir / t["file"]).stat().st_size == t["offset"] + t["nbytes"] == size * int(np.prod(t["shape"]))
-        if t["where"] == "hbm":
+        assert (wdir / t["file"]).stat().st_size == t["offset"] + t["nbytes"]
+        if t["where"] == "hbm":  # a port's words: 64 bytes each
             port = next(p for p in prj.variants[0].ports if p.name == t["port"])
-            assert t["hbm"] == port.hbm
+            assert t["hbm"] == port.hbm and t["nbytes"] == 64 * t["words"] == port.nbytes and t["lane"] == port.lane
+            lanes[t["name"]] = lanes.get(t["name"], 0) + t["nbytes"]
+        else:
+            assert t["nbytes"] == 4 * int(np.prod(t["shape"]))
+    for name, nbytes in lanes.items():  # f32 in words of 16: the lanes hold the tensor and less than a word more
+        shape = next(t["shape"] for t in manifest["tensors"] if t["name"] == name)
+        assert 0 <= nbytes - 4 * int(np.prod(shape)) < 64 * sum(t["name"] == name for t in manifest["tensors"])
     arrays = read_weights(wdir)
     for i in range(m.config.layers):
         spec = m.layer(1, m.config.layer_types[i])

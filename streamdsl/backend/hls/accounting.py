@@ -14,11 +14,12 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
-from ...cost.model import estimate
+from ...cost.model import estimate, top_copies
 from ...dfg.channels import dma_timing
 from ...dfg.timing import spread
 from ...dfg.tokensim import DeadlockError, Task, simulate
 from ...ir.nodes import For, If, Kernel, StreamMove, walk
+from ...ir.toplevel import top_arrays
 
 
 @dataclass
@@ -164,9 +165,18 @@ def account_kernel(prj, counts_text: str) -> Accounting:
         if isinstance(s, For):
             e, t = counts.get((fn, labels.get(id(s), "L_" + s.var)), (0, 0))
             measured[s] = round(t / e) if e else 0
-    modeled = estimate(k, prj.board, prj.clock_mhz)
-    accounted = estimate(k, prj.board, prj.clock_mhz, measured=measured)
-    row = Row(k.name, "kernel", int(modeled.cycles), int(accounted.cycles))
+    modeled = estimate(k, prj.board, prj.clock_mhz, top=True)
+    accounted = estimate(k, prj.board, prj.clock_mhz, measured=measured, top=True)
+    copies = top_arrays(k)
+    elements = {key: labs for key, labs in labels.items() if isinstance(key, tuple)}  # (what, array) -> labels
+    copied = {}  # array -> the elements its copy ran (its innermost loop's trips)
+    for name in copies.copied_in + copies.copied_out:
+        labs = elements.get(("load", name), ()) + elements.get(("copy", name), ())
+        copied[name] = max((counts.get((fn, lab), (0, 0))[1] for lab in labs[-1:]), default=0)
+    known = {v for key, v in labels.items() if not isinstance(key, tuple)} | {
+        lab for labs in elements.values() for lab in labs}
+    unpriced = sorted(lab for (f, lab) in counts if f == fn and lab not in known)
+    row = Row(k.name, "kernel", int(modeled.cycles), int(accounted.cycles) + top_copies(k, copied), unpriced)
     return Accounting(k.name, [row], row.modeled, row.accounted)
 
 

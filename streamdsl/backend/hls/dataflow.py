@@ -131,14 +131,9 @@ class DataflowEmitter:
             self.top.user(v.name)
         self.arrays = {e: self.top[e] if (x.is_input or x.is_output) else self.top.fresh(f"dram_{cname(e)}")
                        for e, x in self.graph.edges.items()}
-        self.tensor_lanes = {}  # tensor -> its DMAs' ports (one tensor, one split of its words)
-        for n in low.nodes.values():
-            if n.dma is not None:
-                self.tensor_lanes[n.dma.tensor] = max(self.tensor_lanes.get(n.dma.tensor, 1),
-                                                      self.plan.dma_lanes[n.name])
-        self.ports = {e: ([a] if self.tensor_lanes.get(e, 1) == 1 else
-                          [self.top.fresh(f"{a}_{j}") for j in range(self.tensor_lanes[e])])
-                      for e, a in self.arrays.items() if e in self.tensor_lanes}
+        # a tensor's ports: lane 0 keeps the array's name, the others are numbered after it
+        self.ports = {e: [a] + [self.top.fresh(f"{a}_{j}") for j in range(1, self.plan.ports[e])]
+                      for e, a in self.arrays.items() if e in self.plan.ports}
         self.streams = {}
         for f in low.streams:
             base = self.top.fresh(f"s_{cname(f.name)}")

@@ -102,6 +102,8 @@ class Emitter:
         self.pipe_depth = 0  # pipelined or unrolled loops around the statement being emitted
         self.on_move = None  # a dataflow task's StreamMove: (statement, depth, inside a pipeline) -> emits it
         self.loop_labels: dict[int, str] = {}  # id of a For (or StreamMove) -> the label of its loop
+        self.element_labels: dict[tuple[str, str], list[str]] = {}  # (init|load|copy, IR array) -> loop labels
+        self.ir_name: dict[str, str] = {}  # C++ array name of an element loop -> the IR array it serves
 
     def label(self, base: str) -> str:
         """A loop label unique in this function (sibling loops may share a variable name)."""
@@ -254,15 +256,20 @@ class Emitter:
         elif s.attrs.get("bind") == "reg" and (0, "complete", 0) not in s.attrs.get("partition", ()):
             self.emit(partition_pragma(name, 0, "complete", 0), depth)  # registers: one per element
         if s.init is not None:
+            self.ir_name[name] = s.name
             self.fill(name, t, self.index(s.init), depth)
 
     def element_loop(self, dst: str, t: TensorType, value, what: str, depth: int) -> None:
-        """``for each index: dst[index] = value(index)``, labelled ``L_<dst>_<what><d>``."""
+        """``for each index: dst[index] = value(index)``, labelled ``L_<dst>_<what><d>``; outside a pipeline its
+        innermost loop is pipelined at II 1 (the nest flattens into one pipeline: an element a cycle)."""
         ivars = [self.names.scope.fresh(f"{dst}_i{d}") for d in range(t.rank)]
         for d, (v, n) in enumerate(zip(ivars, t.shape)):
             label = self.label(f'L_{dst}_{what}{d}')
+            self.element_labels.setdefault((what, self.ir_name.get(dst, dst)), []).append(label)
             self.emit(f"SD_ENTRY({label});", depth + d)
             self.emit(f"{label}: for (int {v} = 0; {v} < {n}; {v}++) {{", depth + d)
+            if d == t.rank - 1 and self.pipe_depth == 0:
+                self.emit("#pragma HLS pipeline II=1", depth + d + 1)
             self.emit(f"SD_TRIP({label});", depth + d + 1)
         sub = "".join(f"[{v}]" for v in ivars)
         self.emit(f"{dst}{sub} = {value(sub)};", depth + t.rank)
@@ -280,6 +287,7 @@ class Emitter:
                 assert isinstance(v, Ref)
                 if self.out_names.get(v.name) == out:
                     continue  # computed in place
+                self.ir_name[out] = v.name
                 self.element_loop(out, t, lambda sub, src=self.c(v.name): f"{src}{sub}", "copy", depth)
             else:
                 self.emit(f"{out} = {self.index(v)};", depth)
@@ -374,9 +382,10 @@ def signature(k: Kernel, names: KernelNames) -> str:
     return f"void {names.fn}({', '.join(args)})"
 
 
-def function(k: Kernel, names: KernelNames, top: bool = False, interface: list[str] | None = None) -> str:
+def function(k: Kernel, names: KernelNames, top: bool = False, interface: list[str] | None = None,
+             labels: dict | None = None) -> str:
     """The C++ definition of one kernel (callees are emitted separately), with a comment naming the
-    Python names the C++ spells differently."""
+    Python names the C++ spells differently; ``labels`` (given) receives each IR loop's label (by id)."""
     proto = signature(k, names)
     em = Emitter(k, names, top)
     for line in interface or []:
@@ -393,7 +402,11 @@ def function(k: Kernel, names: KernelNames, top: bool = False, interface: list[s
         for dim, kind, factor in parts:
             em.emit(partition_pragma(target, dim, kind, factor), 1)
         if top:
+            em.ir_name[target] = name
             em.element_loop(target, t, lambda sub, src=src: f"{src}{sub}", "load", 1)
     em.body(k.body, 1)
+    if labels is not None:
+        labels.update(em.loop_labels)
+        labels.update({key: tuple(v) for key, v in em.element_labels.items()})  # (what, array) -> its labels
     head = renamed_comment([(k.name, names.fn)] + names.scope.renamed())
     return "\n".join(head + [proto + " {"] + em.lines) + "\n}\n"

@@ -106,6 +106,7 @@ class HLSProject:
     part: str
     clock_mhz: float
     _binary: Path | None = field(default=None, repr=False)
+    labels: dict = field(default_factory=dict, repr=False)  # IR loop id -> its label in the top function
 
     @property
     def top(self) -> str:
@@ -124,7 +125,7 @@ class HLSProject:
         """Model estimate of cycles and resources (see :mod:`streamdsl.cost.model`)."""
         from ...cost.model import estimate
 
-        return estimate(self.kernel, self.board, self.clock_mhz)
+        return estimate(self.kernel, self.board, self.clock_mhz, top=True)
 
     def write(self, output, overwrite: bool = False) -> Path:
         """Write the project's files to folder ``output`` (a path or an OutputFolder; see :func:`write`) and
@@ -135,18 +136,33 @@ class HLSProject:
 
     def csim(self, *arrays):
         """Compile (cached by content hash) and run the testbench; returns NumPy results."""
+        return self._run(arrays, account=False)[0]
+
+    def accounting(self, *arrays):
+        """Run the C-simulation on ``arrays`` with every labelled loop counting its trips, and price the counts
+        with the cost model's rules beside the model's own cycles (:mod:`streamdsl.backend.hls.accounting`)."""
+        from .accounting import account_kernel
+
+        _, counts = self._run(arrays, account=True)
+        return account_kernel(self, counts)
+
+    def _run(self, arrays, account: bool):
         from ..sim import _check_arg  # the same input checks as the simulator
 
         k = self.kernel
         if len(arrays) != len(k.params):
             raise CSimError(f"'{k.name}' takes {len(k.params)} argument(s), got {len(arrays)}")
-        binary = self._build()
+        binary = self._build(account)
+        counts = None
         with tempfile.TemporaryDirectory(prefix="sd-csim-") as tmp:
             for n, (p, a) in enumerate(zip(k.params, arrays)):
                 v = _check_arg(k, p, a, None)
                 np.ascontiguousarray(np.asarray(v).astype(_np_transport(p.type.dtype if isinstance(p.type, TensorType) else p.type))).tofile(
                     os.path.join(tmp, f"in_{n}.bin"))
-            run = run_with_progress([str(binary), tmp], desc=f"csim {k.name}", timeout=600)
+            env = dict(os.environ)
+            if account:
+                env["SD_ACCOUNT_FILE"] = os.path.join(tmp, "counts.txt")
+            run = run_with_progress([str(binary), tmp], desc=f"csim {k.name}", timeout=600, env=env)
             if run.returncode == 3 and "deadlock" in run.stderr:
                 from ...dfg.tokensim import DeadlockError
 
@@ -165,7 +181,9 @@ class HLSProject:
                 if n in placed:
                     val = self._window(n, placed[n], val.reshape(placed[n].full_shape(t.shape)), t, arrays)
                 outs.append(val.reshape(t.shape) if isinstance(t, TensorType) else val[0])
-        return outs[0] if len(outs) == 1 else (tuple(outs) if outs else None)
+            if account:
+                counts = Path(tmp, "counts.txt").read_text() if Path(tmp, "counts.txt").exists() else ""
+        return (outs[0] if len(outs) == 1 else (tuple(outs) if outs else None)), counts
 
     def _placed(self) -> dict:
         """Result index -> placement in a larger array (``g.store_at``); a kernel's project has none."""
@@ -238,6 +256,7 @@ class DataflowProject(HLSProject):
 
     schedule: object = field(default=None, repr=False)
     ports: list = field(default_factory=list, repr=False)  # the top function's array ports (dataflow.port_table)
+    placed: dict | None = field(default=None, repr=False)  # result index -> Placement, without the schedule
     timing: object = field(default=None, repr=False)  # the timing model the project was built from
     emitted: dict = field(default_factory=dict, repr=False)  # the tasks' functions, process IRs and loop labels
 
@@ -340,7 +359,33 @@ class DataflowProject(HLSProject):
     def _placed(self) -> dict:
         from .dataflow import placed_results
 
+        if self.placed is not None:
+            return self.placed
         return placed_results(self.schedule) if self.schedule is not None else {}
+
+    def records(self) -> dict:
+        """The ports and placements as JSON-able records (a folder's ``streamdsl.json``): what ``csim`` of the
+        folder needs besides its files (:meth:`from_records`)."""
+        ports = [{**{k: v for k, v in p.items() if k != "packing"}, "layout": str(p["packing"].layout),
+                  "shape": [int(x) for x in p["packing"].tensor_type.shape]} for p in self.ports]
+        placed = {str(n): dict(axis=q.axis, extent=q.extent, offset=q.offset, into=q.into)
+                  for n, q in self._placed().items()}
+        return dict(ports=ports, placed=placed)
+
+    @classmethod
+    def from_records(cls, kernel, files, output, board, part, clock_mhz, records: dict) -> "DataflowProject":
+        """The project of a folder from its files and :meth:`records`."""
+        from ...dfg.dfschedule import Placement
+        from ...dfg.itensor import ITensor
+        from ...dfg.packing import Packing
+
+        ports = []
+        for r in records["ports"]:
+            it = ITensor.parse(r["layout"])
+            ports.append({**{k: v for k, v in r.items() if k not in ("layout", "shape")},
+                          "packing": Packing(TensorType(it.dtype, tuple(r["shape"])), it)})
+        placed = {int(n): Placement(q["axis"], q["extent"], q["offset"], q["into"]) for n, q in records["placed"].items()}
+        return cls(kernel, files, output, board, part, clock_mhz, ports=ports, placed=placed)
 
     def report(self) -> str:
         g = self.schedule
@@ -357,12 +402,14 @@ def file_scope(kernels: list[Kernel]) -> Scope:
     return file
 
 
-def generate(k: Kernel, board: str = "u55c", source: str = "?") -> dict[str, str]:
-    """The project's files as text (deterministic: identical input, identical bytes)."""
+def generate(k: Kernel, board: str = "u55c", source: str = "?", labels: dict | None = None) -> dict[str, str]:
+    """The project's files as text (deterministic: identical input, identical bytes); ``labels`` (given)
+    receives the top function's loop labels by IR loop id (what the accounting reads counts under)."""
     kernels = _kernels_in_order(k)
     file = file_scope(kernels[::-1])
     names = [kernel_names(x, file, top=x is k) for x in kernels]
-    functions = [function(x, n, top=x is k, interface=interface_pragmas(x, n) if x is k else None)
+    functions = [function(x, n, top=x is k, interface=interface_pragmas(x, n) if x is k else None,
+                          labels=labels if x is k else None)
                  for x, n in zip(kernels, names)]
     prototypes = [signature(x, n) for x, n in zip(kernels, names)]
     return project_files(k, functions, prototypes, board, source, file, names[-1].fn)
@@ -434,7 +481,8 @@ def dataflow_files(ir: Kernel, functions: list[str], prototypes: list[str], boar
         alias = p.get("alias")
         var = var_of[alias] if alias else tb.fresh(p["name"])
         var_of[p["name"]] = var
-        rows.append(dict(n=n, var=var, words=max(1, p["words"]), kind=p["kind"], alias=alias))
+        written = p["kind"] != "in" or any(q.get("alias") == p["name"] for q in ports)  # a store writes it in place
+        rows.append(dict(n=n, var=var, words=max(1, p["words"]), kind=p["kind"], alias=alias, written=written))
     scalars = []
     for n, q in enumerate(ir.params):
         if not isinstance(q.type, TensorType):
