@@ -124,8 +124,9 @@ def gemm(A: f32[16, 16], B: f32[16, 16]) -> f32[16, 16]:
             # CHECK-NEXT: acc = acc + (A_local[(i_o * 4) + i_i][k] * B[k][j]);
             acc += A[i, k] * B[k, j]
         C[i, j] = acc  # CHECK: C[(i_o * 4) + i_i][j] = acc;
-    # CHECK-NOT: #pragma
-    return C  # CHECK: C_out[C_out_i0][C_out_i1] = C[C_out_i0][C_out_i1];
+    # CHECK: L_C_out_copy1: for
+    # CHECK-NEXT: #pragma HLS pipeline II=1{{$}}
+    return C  # CHECK-NEXT: C_out[C_out_i0][C_out_i1] = C[C_out_i0][C_out_i1];
 
 
 def gemm_schedule(s):

@@ -56,12 +56,13 @@ def test_unfused_regions_hand_over_through_dram_buffers():
     g = DataflowSchedule(ffn)
     for e in "xhry":
         g.stream(g.edge(e), tile=(2, 8))
+    g.ports(g.edge("w1"), 4)
     prj = g.build()
     src = prj.source
     assert "sd::word *dram_h, sd::word *dram_r" in src                      # CHECK: host-allocated DRAM
     assert src.count("#pragma HLS dataflow") == 3
-    assert ("ffn_region0(x, w1_0, w1_1, w1_2, w1_3, dram_h);\n  ffn_region1(dram_h, dram_r);\n  "
-            "ffn_region2(w2_0, w2_1, w2_2, w2_3, dram_r, y);") in src     # CHECK: w1 and w2 on 4 ports each
+    assert ("ffn_region0(x, w1, w1_1, w1_2, w1_3, dram_h);\n  ffn_region1(dram_h, dram_r);\n  "
+            "ffn_region2(w2, dram_r, y);") in src     # CHECK: w1 on the 4 ports g.ports asks, w2 on one
     np.testing.assert_array_equal(prj.csim(X, W1, W2), ffn(X, W1, W2))
 
 
@@ -103,3 +104,19 @@ def test_bypass_depth_minus_one_deadlocks_in_tokensim_and_csim():
         g.build().csim(X)
     assert "'a:add' blocked on write (full)" in str(cs.value)
     assert "'b' blocked on read (empty)" in str(cs.value)
+
+
+def test_ports_are_refused_where_the_words_do_not_split():
+    from streamdsl.errors import ScheduleError
+
+    g = DataflowSchedule(ffn)
+    for e in "xhry":
+        g.stream(g.edge(e), tile=(2, 8))
+    with pytest.raises(ScheduleError, match="on chip"):
+        g.ports(g.edge("h"), 2)
+    with pytest.raises(ScheduleError, match="integer from 1 to 64"):
+        g.ports(g.edge("w1"), 0)
+    g.ports(g.edge("x"), 3)  # x's tokens are 2x8 floats: one word, not a multiple of 3
+    with pytest.raises(ScheduleError, match="'x' cannot move over 3 ports") as err:
+        g.build()
+    assert err.value.loc is not None and err.value.loc.file == __file__
