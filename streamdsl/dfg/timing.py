@@ -205,12 +205,10 @@ def _allocate(low, b: Board, clock: float, tasks: dict[str, Task], edges: list[E
             d.cycles = tasks[d.name].latency
         return used, analytic_cycles(list(tasks.values()), edges)
 
-    used, full = allocate(spare=True)
-    fewest = allocate(spare=False)
-    if fewest[1] > full * PAYS:
-        used, _ = allocate(spare=True)
-    else:
-        used = fewest[0]
+    _, fewest = allocate(spare=False)
+    used, full = allocate(spare=True)  # what a design bound by its DMAs keeps: no third allocation for it
+    if fewest <= full * PAYS:
+        used, _ = allocate(spare=False)
     return used
 
 
