@@ -70,9 +70,14 @@ class Step:
                     tuple(outs))
 
 
-# What a trace may replay: the primitives Schedule records (each calls _apply with its name).
-PRIMITIVES = frozenset({"split", "inline", "rfactor", "reorder", "fuse", "pipeline", "unroll", "partition",
-                        "buffer_at", "compute_at", "bind", "bind_op", "interface"})
+# What a trace may replay: the Schedule methods marked @primitive, each recording its steps under its own name.
+PRIMITIVES: set[str] = set()
+
+
+def primitive(method):
+    """Mark a Schedule method as a primitive: its recorded steps replay (and only such steps do)."""
+    PRIMITIVES.add(method.__name__)
+    return method
 
 
 class TraceError(ScheduleError):
@@ -236,6 +241,7 @@ class Schedule:
         return a
 
     # ----------------------------------------------------------- primitives
+    @primitive
     def split(self, loop, factor, tail="guard"):
         """Split ``loop`` by ``factor`` into (outer, inner); see :func:`primitives.split`.
 
@@ -261,11 +267,13 @@ class Schedule:
             raise
         return o1, o2, i1, i2
 
+    @primitive
     def inline(self, callee):
         """Inline every call to the kernel named ``callee`` (or given as a kernel); see :func:`primitives.inline`."""
         name = callee if isinstance(callee, str) else getattr(getattr(callee, "ir", callee), "name", callee)
         self._apply("inline", P.inline, (name,), {}, plain=(0,))
 
+    @primitive
     def rfactor(self, loop, factor, lanes=None):
         """Split the scalar sums/max/min of ``loop`` over ``factor`` partial accumulators, ``lanes`` of them
         (default all) updated per pipeline iteration; see :func:`primitives.rfactor`.  Returns (outer loop,
@@ -274,38 +282,48 @@ class Schedule:
         _k, o, i, buf = self._apply("rfactor", P.rfactor, (loop, factor), kw, plain=(1,))
         return LoopRef(self, o), LoopRef(self, i), BufferRef(self, buf)
 
+    @primitive
     def reorder(self, *loops):
         self._apply("reorder", lambda k, *vs: P.reorder(k, vs), loops, {})
 
+    @primitive
     def fuse(self, *loops):
         _k, name = self._apply("fuse", lambda k, *vs: P.fuse(k, vs), loops, {})
         return LoopRef(self, name)
 
+    @primitive
     def pipeline(self, loop, ii=1):
         self._apply("pipeline", P.pipeline, (loop,), {"ii": ii})
 
+    @primitive
     def unroll(self, loop, factor=None):
         self._apply("unroll", P.unroll, (loop,), {"factor": factor})
 
+    @primitive
     def partition(self, buf, dim=0, kind="cyclic", factor=None):
         self._apply("partition", P.partition, (buf,), {"dim": dim, "kind": kind, "factor": factor})
 
+    @primitive
     def buffer_at(self, buf, loop):
         """A local buffer for the part of ``buf`` one iteration of ``loop`` touches; returns it."""
         _k, name = self._apply("buffer_at", P.buffer_at, (buf, loop), {})
         return BufferRef(self, name)
 
+    @primitive
     def compute_at(self, producer_loop, consumer_loop):
         """Fuse ``producer_loop`` into ``consumer_loop``; see :func:`primitives.compute_at`."""
         self._apply("compute_at", P.compute_at, (producer_loop, consumer_loop), {})
 
+    @primitive
     def bind(self, buf, storage):
         self._apply("bind", P.bind, (buf, storage), {})
 
+    @primitive
     def interface(self, mode="ap_memory"):
         """The top function's array ports as ``ap_memory`` RAM ports or ``m_axi`` masters (the default)."""
         self._apply("interface", P.interface, (), {"mode": mode})
 
+    @primitive
     def bind_op(self, loop, op="mul", impl="dsp"):
         """The integer multiplies inside ``loop`` in DSPs (``impl="dsp"``) or LUTs (``"fabric"``)."""
         self._apply("bind_op", P.bind_op, (loop, op, impl), {}, plain=(1, 2))
@@ -327,6 +345,7 @@ class Schedule:
     # --------------------------------------------------------------- plumbing
     def _apply(self, name, fn, args, kwargs, plain=()):
         """Run primitive ``fn``; the arguments at positions ``plain`` are values, not handles."""
+        assert name in PRIMITIVES, f"{name}: a recorded step must be replayable (mark its method @primitive)"
         loc = _caller_loc()
         raw = [a if n in plain else self._unwrap(name, a, loc) for n, a in enumerate(args)]
         raw_kw = {k: self._unwrap(name, v, loc) if isinstance(v, (LoopRef, BufferRef)) else v
