@@ -1,6 +1,7 @@
 """The public kernel object: ``@sd.kernel`` turns a Python function into one."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 from .backend.sim import simulate
@@ -9,17 +10,24 @@ from .frontend import definition_scope, parse_function
 from .ir.nodes import Kernel
 
 class KernelFunction:
-    """A kernel: call it with NumPy arrays to simulate, read ``.ir`` to see its IR."""
+    """A kernel: call it with NumPy arrays to simulate, read ``.ir`` to see its IR.
+
+    The kernel is parsed when it is decorated, so a kernel that cannot compile fails at its definition;
+    only a name its scope does not hold yet (a constant or kernel defined further down the module) waits
+    for the first use."""
 
     def __init__(self, fn, scope: dict | None = None):
         self.fn = fn
         self._scope = scope
         self._ir: Kernel | None = None
         functools.update_wrapper(self, fn)
+        try:
+            self._parse()
+        except StreamDSLError as err:
+            if not getattr(err, "undefined_name", False):
+                raise
 
-    @property
-    @user_facing
-    def ir(self) -> Kernel:
+    def _parse(self) -> Kernel:
         if self._ir is None:
             from .ir.verify import verify
 
@@ -28,7 +36,15 @@ class KernelFunction:
                 self._ir = verify(parse_function(self.fn, _resolve_kernel, self._scope))
             finally:
                 self._parsing = False
+        name = getattr(self.fn, "__name__", None)  # a factory may name the kernel after decoration
+        if isinstance(name, str) and name.isidentifier() and name != self._ir.name:
+            self._ir = dataclasses.replace(self._ir, name=name)
         return self._ir
+
+    @property
+    @user_facing
+    def ir(self) -> Kernel:
+        return self._parse()
 
     @user_facing
     def __call__(self, *args):
@@ -66,9 +82,10 @@ def _resolve_kernel(obj, loc) -> Kernel | None:
     return None
 
 
+@user_facing
 def kernel(fn) -> KernelFunction:
     """Decorate a Python function with annotated parameters and return type as a kernel."""
-    return KernelFunction(fn, definition_scope())
+    return KernelFunction(fn, definition_scope(3))
 
 
 def schedule(obj):

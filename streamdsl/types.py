@@ -235,6 +235,16 @@ def parse_dtype(name: str) -> DType | None:
     return None
 
 
+def from_numpy(dt) -> DType | None:
+    """The dtype holding a NumPy array of ``dt`` exactly (``float32`` -> f32, ``int8`` -> i8, ``bool`` -> u1)."""
+    dt = np.dtype(dt)
+    if dt == np.bool_:
+        return u1
+    if dt.kind in "iu" and dt.itemsize <= 8:
+        return IntType(dt.itemsize * 8, dt.kind == "i")
+    return {np.dtype(np.float16): f16, np.dtype(np.float32): f32, np.dtype(np.float64): f64}.get(dt)
+
+
 def promote(a: DType, b: DType) -> DType:
     """The common type of a binary operation (see the module docstring)."""
     if a == b:

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import KernelTypeError, Loc, ShapeError
+from ..errors import KernelTypeError, Loc, ShapeError, caller_loc, user_facing
 from ..ir.deps import LoopInfo, accumulation, classify
 from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load,
-    Ref, Return, Select, Store, UnaryOp, Var, walk,
+    Ref, Return, Select, Store, UnaryOp, Var, walk, written_params,
 )
 from ..ir.ops import OPS
 from ..numeric import accepts, compute_np, convert
@@ -90,11 +90,16 @@ class Interpreter:
                 hint=f"signature: {k.name}({', '.join(f'{p.name}: {p.type}' for p in k.params)})")
         self.env: dict[str, object] = {}
         self.decl_depth: dict[str, int] = {}
+        written = set(written_params(k))
         for p, a in zip(k.params, args):
-            self.env[p.name] = _check_arg(k, p, a, call_loc)
+            v = _check_arg(k, p, a, call_loc)
+            self.env[p.name] = np.array(v) if p.name in written and v is a else v  # written on a copy
             self.decl_depth[p.name] = 0
         with np.errstate(all="ignore"):
             out = self.block(k.body, _Ctx())
+        for p, a in zip(k.params, args):  # in/out parameters: the caller's arrays, once the kernel has succeeded
+            if p.name in written:
+                _write_back(a, self.env[p.name], p, k, call_loc)
         return out
 
     # ------------------------------------------------------------- statements
@@ -119,6 +124,10 @@ class Interpreter:
             return self.assign(s, ctx)
         if isinstance(s, Alloc):
             t = s.type
+            rom = s.attrs.get("rom")
+            if rom is not None:  # a constant tensor: its values, as stored
+                self.env[s.name] = convert(np.array(rom).reshape(t.shape), t.dtype)
+                return None
             fill = 0 if s.init is None else self.eval(s.init, ctx)
             self.env[s.name] = np.full(t.shape, fill, dtype=t.dtype.np)
             return None
@@ -475,6 +484,28 @@ def _check_arg(k: Kernel, p, a, call_loc):
                           call_loc, hint=f"pass a Python or NumPy number{where}")
 
 
+def _write_back(user: np.ndarray, value: np.ndarray, p, k: Kernel, call_loc) -> None:
+    """Store an in/out parameter's final values into the array the caller passed (as an HLS C++ array is)."""
+    if not user.flags.writeable:
+        raise KernelTypeError(f"'{k.name}' writes its parameter '{p.name}', but the array passed is read-only",
+                              call_loc, hint="pass a writable copy: arr.copy()")
+    np.copyto(user, np.asarray(value).astype(user.dtype, copy=False), casting="unsafe")
+
+
 def simulate(kernel: Kernel, *args, call_loc: Loc | None = None):
     """Run ``kernel`` on NumPy arrays; returns one array, a tuple, or None."""
     return Interpreter(kernel).run(args, call_loc)
+
+
+class SimModule:
+    """A (scheduled) kernel built for the reference simulator: call it with NumPy arrays."""
+
+    def __init__(self, kernel: Kernel):
+        self.ir = kernel
+
+    @user_facing
+    def __call__(self, *args):
+        return simulate(self.ir, *args, call_loc=caller_loc())
+
+    def __repr__(self) -> str:
+        return f"<simulator module of {self.ir.name}>"

@@ -15,7 +15,7 @@ import math
 from ...errors import StreamDSLError
 from ...ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load, Ref,
-    Return, Select, Store, UnaryOp, Var,
+    Return, Select, Store, UnaryOp, Var, written_params,
 )
 from ...ir.deps import bind_class, bound_impl, loop_binds
 from ...ir.ops import OPS
@@ -231,7 +231,11 @@ class Emitter:
     def alloc(self, s: Alloc, depth: int) -> None:
         name = self.out_names.get(s.name, s.name)
         t = s.type
-        if s.name not in self.out_names:
+        rom = s.attrs.get("rom")
+        if rom is not None:  # a constant tensor: a ROM, its values in the source
+            values = ", ".join(literal(Const(v, t.dtype)) for v in rom)
+            self.emit(f"static const {ctype(t.dtype)} {name}{dims(t)} = {{{values}}};", depth)
+        elif s.name not in self.out_names:
             self.emit(f"{ctype(t.dtype)} {name}{dims(t)};", depth)
         for dim, kind, factor in s.attrs.get("partition", ()):
             self.emit(partition_pragma(name, dim, kind, factor), depth)
@@ -303,9 +307,10 @@ def signature(k: Kernel, top: bool = False) -> tuple[str, dict[str, str]]:
     bind) stays a local and is copied to its m_axi port at the end, since
     Vitis takes neither pragma on a port."""
     args = []
+    written = written_params(k)
     for p in k.params:
-        if isinstance(p.type, TensorType):
-            args.append(f"const {ctype(p.type.dtype)} {p.name}{dims(p.type)}")
+        if isinstance(p.type, TensorType):  # an in/out parameter is a plain array argument, written in place
+            args.append(f"{'' if p.name in written else 'const '}{ctype(p.type.dtype)} {p.name}{dims(p.type)}")
         else:
             args.append(f"{ctype(p.type)} {p.name}")
     out_names: dict[str, str] = {}
@@ -340,4 +345,7 @@ def function(k: Kernel, top: bool = False, interface: list[str] | None = None) -
         if top:
             em.element_loop(target, t, lambda sub, src=name: f"{src}{sub}", "load", 1)
     em.body(k.body, 1)
+    for name, _parts in k.attrs.get("partition", ()):  # an in/out port copied into a partitioned local: back out
+        if top and name in written_params(k):
+            em.element_loop(name, params[name], lambda sub, src=em.out_names[name]: f"{src}{sub}", "store", 1)
     return proto + " {\n" + "\n".join(em.lines) + "\n}\n"

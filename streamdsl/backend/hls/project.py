@@ -12,7 +12,7 @@ import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from ...errors import StreamDSLError
-from ...ir.nodes import Kernel
+from ...ir.nodes import Kernel, written_params
 from ...numeric import convert
 from ...progress import run as run_with_progress
 from ...types import FixedType, FloatType, IntType, TensorType
@@ -120,7 +120,7 @@ class HLSProject:
 
     def csim(self, *arrays):
         """Compile (cached by content hash) and run the testbench; returns NumPy results."""
-        from ..sim import _check_arg  # the same input checks as the simulator
+        from ..sim import _check_arg, _write_back  # the same input checks and in/out writes as the simulator
 
         k = self.kernel
         if len(arrays) != len(k.params):
@@ -150,6 +150,10 @@ class HLSProject:
                 if n in placed:
                     val = self._window(n, placed[n], val.reshape(placed[n].full_shape(t.shape)), t, arrays)
                 outs.append(val.reshape(t.shape) if isinstance(t, TensorType) else val[0])
+            for p, a in zip(k.params, arrays):  # in/out parameters: into the caller's arrays, as the simulator does
+                if p.name in written_params(k):
+                    raw = np.fromfile(os.path.join(tmp, f"inout_{p.name}.bin"), dtype=_np_transport(p.type.dtype))
+                    _write_back(a, convert(raw, p.type.dtype).reshape(p.type.shape), p, k, None)
         return outs[0] if len(outs) == 1 else (tuple(outs) if outs else None)
 
     def _placed(self) -> dict:
@@ -252,13 +256,16 @@ def project_files(k: Kernel, functions: list[str], prototypes: list[str], board:
     name = k.name
     common = dict(name=name, version=_version(), source=source)
     args, results = [], []
+    written = written_params(k)
     for p in k.params:
         t = p.type
         dt = t.dtype if isinstance(t, TensorType) else t
         args.append(dict(name=p.name, tensor=isinstance(t, TensorType), ctype=ctype(dt), transport=_transport(dt),
                          dims=dims(t) if isinstance(t, TensorType) else "", file=f"in_{p.name}.bin",
                          size=t.size if isinstance(t, TensorType) else 1,
-                         zero="".join("[0]" for _ in getattr(t, "shape", ()))))
+                         zero="".join("[0]" for _ in getattr(t, "shape", ())),
+                         written=p.name in written, out_file=f"inout_{p.name}.bin",
+                         to_transport=_to_transport(dt, "flat[n]")))
     for n, t in enumerate(k.results):
         dt = t.dtype if isinstance(t, TensorType) else t
         shape = t.shape if isinstance(t, TensorType) else (1,)
