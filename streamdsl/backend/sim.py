@@ -24,8 +24,8 @@ from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load,
     Ref, Return, Select, Store, UnaryOp, Var, walk, written_params,
 )
-from ..ir.ops import OPS
-from ..numeric import accepts, compute_np, convert
+from ..ir.ops import OPS, uses_fixed
+from ..numeric import accepts, compute_np, convert, out_of_range
 from ..types import DType, FloatType, IntType, TensorType, index
 from .privatize import privatize
 
@@ -370,6 +370,8 @@ class Interpreter:
     @staticmethod
     def _apply(op: str, vals, dtypes, result: DType):
         info = OPS[op]
+        if uses_fixed(op, dtypes, result):  # from the raw bits (ap_fixed's division and shifts)
+            return convert(info.fixed(tuple(np.asarray(v) for v in vals), tuple(dtypes), result), result)
         if op in _NATIVE_OPS and all(_native(t) and t == dtypes[0] for t in dtypes) and (
                 result == dtypes[0] or result == _U1):
             raw = info.np(*vals)
@@ -472,7 +474,13 @@ def _check_arg(k: Kernel, p, a, call_loc):
             raise KernelTypeError(
                 f"argument '{p.name}' of '{k.name}' has dtype {a.dtype}, but the kernel declares {p.name}: {t}",
                 call_loc, hint=f"convert with .astype(np.{t.dtype.np}){where}")
-        return convert(a, t.dtype) if not _native(t.dtype) else a
+        bad = out_of_range(a, t.dtype)
+        if bad is not None:
+            raise KernelTypeError(
+                f"argument '{p.name}' of '{k.name}' holds {bad}, which {t.dtype} cannot hold "
+                f"(range {t.dtype.min}..{t.dtype.max})", call_loc,
+                hint=f"pass values that fit {p.name}: {t}, or declare a wider type{where}")
+        return convert(a, t.dtype) if not (_native(t.dtype) and a.dtype == t.dtype.np) else a
     if isinstance(a, np.ndarray) and a.ndim == 0:
         a = a[()]
     if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):

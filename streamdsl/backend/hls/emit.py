@@ -18,8 +18,8 @@ from ...ir.nodes import (
     Return, Select, Store, UnaryOp, Var, written_params,
 )
 from ...ir.deps import bind_class, bound_impl, loop_binds
-from ...ir.ops import OPS
-from ...types import DType, FixedType, FloatType, IntType, TensorType
+from ...ir.ops import OPS, uses_fixed
+from ...types import DType, FixedType, FloatType, IntType, TensorType, promote
 
 
 class HLSEmitError(StreamDSLError):
@@ -39,7 +39,8 @@ def ctype(t: DType) -> str:
             return f"{'' if t.signed else 'u'}int{t.bits}_t"
         return f"ap_{'' if t.signed else 'u'}int<{t.bits}>"
     if isinstance(t, FixedType):
-        return f"ap_{'' if t.signed else 'u'}fixed<{t.width}, {t.int_bits}>"
+        modes = "" if (t.quant, t.overflow) == ("trn", "wrap") else f", AP_{t.quant.upper()}, AP_{t.overflow.upper()}"
+        return f"ap_{'' if t.signed else 'u'}fixed<{t.width}, {t.int_bits}{modes}>"
     if isinstance(t, FloatType) and t.name in ("f32", "f64"):
         return "float" if t.name == "f32" else "double"
     raise HLSEmitError(f"{t} is not supported by the HLS backend yet", hint="compute in f32 and cast at the edges")
@@ -73,6 +74,28 @@ def literal(c: Const) -> str:
     if v < 0:
         return f"{ctype(t)}({v}LL)" if v != -(1 << 63) else f"{ctype(t)}(-9223372036854775807LL - 1)"
     return f"{ctype(t)}({v}ULL)" if v > (1 << 62) else f"{ctype(t)}({v})"
+
+
+def _c_int(t: DType) -> bool:
+    """An integer the C++ holds in a <cstdint> type (C's promotions apply to it, not ap_int's)."""
+    return isinstance(t, IntType) and (t.bits in (8, 16, 32, 64) or (t.bits == 1 and not t.signed))
+
+
+def _compute_type(e: BinOp) -> DType | None:
+    """The type the operands of integer ``e`` are converted to in C++ so that it computes exactly what the IR
+    says (None: as they are).  An ap_int operand makes the vendor's header widen exactly; two <cstdint>
+    operands are promoted to int, exact for a result of at most 31 bits (and 32 unsigned: modulo 2^32), so a
+    wider result, or a floor division or modulo (``sd::floordiv`` takes one type), converts them first."""
+    t, a, b = e.dtype, e.lhs.dtype, e.rhs.dtype
+    if not (isinstance(t, IntType) and isinstance(a, IntType) and isinstance(b, IntType)):
+        return None
+    if e.op in ("floordiv", "mod"):
+        return None if a == b == t else promote(promote(a, b), t)
+    if e.op not in ("add", "sub", "mul", "bitand", "bitor", "bitxor") or t == a == b:
+        return None
+    if not (_c_int(a) and _c_int(b)):
+        return None
+    return t if t.bits > 32 or (t.bits == 32 and t.signed) else None
 
 
 def _needs_cast(t: DType) -> bool:
@@ -116,7 +139,12 @@ class Emitter:
         if isinstance(e, Load):
             return self.out_names.get(e.name, e.name) + "".join(f"[{self.index(i)}]" for i in e.indices)
         if isinstance(e, BinOp):
-            text = self._typed(OPS[e.op].cpp.format(self.expr(e.lhs), self.expr(e.rhs)), e.dtype, e.op)
+            info = OPS[e.op]
+            cpp = info.cpp_fixed if uses_fixed(e.op, (e.lhs.dtype, e.rhs.dtype), e.dtype) else info.cpp
+            at = _compute_type(e)
+            lhs, rhs = (self.expr(x) if at is None or x.dtype == at else f"{ctype(at)}({self.index(x)})"
+                        for x in (e.lhs, e.rhs))
+            text = self._typed(cpp.format(lhs, rhs), e.dtype, e.op)
             cls = bind_class(e) if self.hoist else None
             impl = bound_impl(self.bind, cls)
             if impl is not None:
