@@ -69,8 +69,8 @@ def main() -> None:
     print(m.layer(1).function)  # the decode layer: the user's kernel is one of its calls
     reference = NumpyModel(config, weights).forward
     prompt = np.random.default_rng(0).integers(0, config.vocab, 6)
-    for backend in ("sim", "csim"):
-        print(m.verify(reference, prompt, decode_steps=2, backend=backend))
+    for mode in ("sim", "csim"):
+        print(m.verify(reference, prompt, decode_steps=2, mode=mode))
     print("greedy continuation:", m.generate(prompt, 4))
 
 

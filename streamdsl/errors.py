@@ -224,3 +224,9 @@ def install_excepthook() -> None:
     if getattr(sys.excepthook, "__name__", "") != "_excepthook":
         sys.excepthook = functools.partial(_excepthook, _previous=sys.excepthook)
         sys.excepthook.__name__ = "_excepthook"  # type: ignore[attr-defined]
+
+
+__all__ = [
+    "IRParseError", "IRVerifyError", "KernelSyntaxError", "KernelTypeError", "Loc", "ScheduleError", "ShapeError",
+    "StreamDSLError", "caller_loc", "install_excepthook", "user_facing",
+]

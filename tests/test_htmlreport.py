@@ -232,9 +232,17 @@ def test_an_existing_folder_keeps_its_other_files(design, tmp_path):
     assert sorted(x.name for x in tmp_path.iterdir()) == ["notes.txt", "report.html"]
 
 
-def test_write_report_says_where_it_wrote(design, tmp_path, capsys):
+def test_write_report_returns_where_it_wrote_and_prints_nothing(design, tmp_path, capsys):
+    """A library call does not print: the path is the result (the CLI says what it wrote)."""
     p = write_report(design, tmp_path / "new" / "dir")
-    assert capsys.readouterr().out.strip() == f"wrote {p}"
+    assert p == tmp_path / "new" / "dir" / "report.html" and p.is_file()
+    assert capsys.readouterr().out == ""
+
+
+def test_write_reports_old_keyword_still_works_with_a_warning(design, tmp_path):
+    with pytest.warns(DeprecationWarning, match=r"write_report\(target=...\) is now write_report\(design=...\)"):
+        p = write_report(target=design, out_dir=tmp_path)
+    assert p.is_file()
 
 
 @pytest.mark.parametrize("call, message, hint", [

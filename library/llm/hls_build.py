@@ -62,11 +62,23 @@ from pathlib import Path
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+import streamdsl as sd
+
 from .config import FULL, SLIDING, LLMConfig, LLMError, user_loc
-from .numpy_model import rope_inv_freq, rope_tables
+from .rope import rope_inv_freq, rope_tables
 from .weights import LayerWeights, ModelWeights, QuantLinear
 
-HBM = {"u55c": (32, 512 * 2**20), "u280": (32, 256 * 2**20)}  # board -> (pseudo-channels, bytes each)
+
+
+def _hbm(board) -> tuple[int, int]:
+    """(pseudo-channels, bytes each) of the board's HBM, from its Board facts; a board without HBM is refused."""
+    b = sd.board(board)
+    mem = next((m for m in b.memories if m.kind.startswith("HBM")), None)
+    if mem is None:
+        hbm = [n for n, x in sd.BOARDS.items() if any(m.kind.startswith("HBM") for m in x.memories)]
+        raise LLMError(f"board {b.name!r} has no HBM: the accelerator streams its weights from HBM channels",
+                       user_loc(), hint=f"HBM boards: {', '.join(hbm)}")
+    return mem.channels, int(mem.capacity_gb * 2**30) // mem.channels
 KIND_TAG = {FULL: "full", SLIDING: "sliding"}
 MANIFEST = ".streamdsl-manifest"
 FORMAT = "streamdsl-weights/1"
@@ -228,8 +240,8 @@ def _ports(header: str, kernel: str, ir, spec) -> list[Port]:
     return ports
 
 
-def _variants(model, prefill_len: int, board: str) -> list[LayerVariant]:
-    from streamdsl.backend.hls.project import BOARDS, DataflowProject
+def _variants(model, prefill_len: int, board) -> list[LayerVariant]:
+    import dataclasses
 
     phases = [("decode", 1)] + ([("prefill", prefill_len)] if prefill_len > 1 else [])
     out = []
@@ -242,8 +254,7 @@ def _variants(model, prefill_len: int, board: str) -> list[LayerVariant]:
             kernel = f"{ir.name}_{name}"
             files = _rename(prj.files, ir.name, kernel)
             ports = _ports(files[f"{kernel}.h"], kernel, ir, model.layer(t, kind))
-            part, clock = BOARDS[board]
-            renamed = DataflowProject(ir, files, None, board, part, clock, schedule=g)
+            renamed = dataclasses.replace(prj, files=files, output=None)
             out.append(LayerVariant(name, phase, kind, t, kernel, f"layer_{name}", ports, renamed))
     return out
 
@@ -259,10 +270,8 @@ def _bank_key(p: Port) -> str | None:
     return None
 
 
-def _plan_banks(model, variants: list[LayerVariant], board: str) -> dict[str, tuple[int, int]]:
-    if board not in HBM:
-        raise LLMError(f"board {board!r} has no HBM plan", user_loc(), hint=f"HBM boards: {', '.join(HBM)}")
-    n_banks, bank_bytes = HBM[board]
+def _plan_banks(model, variants: list[LayerVariant], board) -> dict[str, tuple[int, int]]:
+    n_banks, bank_bytes = _hbm(board)
     layers = model.config.layers
     need: dict[str, int] = {}
     for v in variants:
@@ -288,7 +297,7 @@ def _plan_banks(model, variants: list[LayerVariant], board: str) -> dict[str, tu
         nxt += n
     if nxt > n_banks:
         detail = ", ".join(f"{k} {b[1] - b[0] + 1}" for k, b in banks.items())
-        raise LLMError(f"the weights and caches need {nxt} HBM banks of {bank_bytes >> 20} MiB; the {board} has "
+        raise LLMError(f"the weights and caches need {nxt} HBM banks of {bank_bytes >> 20} MiB; the {sd.board(board).name} has "
                        f"{n_banks} ({detail})", user_loc(),
                        hint="use a smaller max_len, or fewer layers; fp32 weights of this model do not fit")
     return banks
@@ -368,7 +377,7 @@ def _arrays(model) -> dict[str, np.ndarray]:
             out["lm_head"] = w.lm_head
     thetas, _ = _rope_sets(model)
     for j, th in enumerate(thetas):
-        cos, sin = rope_tables(rope_inv_freq(c, th), np.arange(model.max_len))
+        cos, sin = rope_tables(np.arange(model.max_len), rope_inv_freq(c.head_dim, th, c.rope_scaling))
         out[f"rope{j}_cos"], out[f"rope{j}_sin"] = cos, sin
     return out
 
@@ -494,12 +503,11 @@ def _host_context(model, variants, manifest, prefill_len) -> dict:
 
 
 def _render(model, variants, banks, manifest, prefill_len, board) -> dict[str, str]:
-    from streamdsl import __version__
-
     c = model.config
     ctx = _host_context(model, variants, manifest, prefill_len)
-    n_banks, bank_bytes = HBM[board]
-    common = dict(version=__version__, model=c.name or c.family, board=board, n_banks=n_banks,
+    n_banks, bank_bytes = _hbm(board)
+    board = sd.board(board).name
+    common = dict(version=sd.__version__, model=c.name or c.family, board=board, n_banks=n_banks,
                   bank_mib=bank_bytes >> 20, variants=variants, banks=banks, prefill_len=prefill_len,
                   max_len=model.max_len, weights_complete=manifest["complete"])
     proj = dict(format="streamdsl-accelerator/1", model=c.name or c.family, family=c.family, board=board,
@@ -536,7 +544,7 @@ def _check_output(out: Path, overwrite: bool) -> None:
                        hint="choose an empty folder, or pass overwrite=True to write there anyway")
 
 
-def build(model, output=None, prefill_len: int | None = None, board: str = "u55c", overwrite: bool = False,
+def build(model, output=None, prefill_len: int | None = None, board="u55c", overwrite: bool = False,
           weights: bool = True) -> AcceleratorProject:
     """Write the accelerator project of ``model`` into ``output`` (see the module docstring).
 
@@ -553,8 +561,11 @@ def build(model, output=None, prefill_len: int | None = None, board: str = "u55c
                        f"{prefill_len!r}", user_loc(), hint="e.g. prefill_len=16; build the model with a larger max_len "
                                                             "for longer prompts")
     prefill_len = int(prefill_len)
-    if board not in HBM:
-        raise LLMError(f"board {board!r} has no HBM plan", user_loc(), hint=f"HBM boards: {', '.join(HBM)}")
+    try:
+        board = sd.board(board)
+    except sd.BoardError as err:
+        raise LLMError(err.message, user_loc(), hint=err.hint) from None
+    _hbm(board)
     out = Path(output) if output is not None else None
     if out is not None:
         _check_output(out, overwrite)
@@ -565,12 +576,9 @@ def build(model, output=None, prefill_len: int | None = None, board: str = "u55c
     files = _render(model, variants, banks, manifest, prefill_len, board)
     wrote_weights = False
     if out is not None:
-        from streamdsl.backend.hls.project import write as write_project
-
         out.mkdir(parents=True, exist_ok=True)
         for v in variants:
-            write_project(v.project.files, out / v.folder, overwrite=overwrite)
-            v.project.output = out / v.folder
+            v.project.write(out / v.folder, overwrite=overwrite)
         for rel, text in files.items():
             (out / rel).parent.mkdir(parents=True, exist_ok=True)
             (out / rel).write_text(text)

@@ -508,12 +508,15 @@ def simulate(kernel: Kernel, *args, call_loc: Loc | None = None):
 class SimModule:
     """A (scheduled) kernel built for the reference simulator: call it with NumPy arrays."""
 
-    def __init__(self, kernel: Kernel):
+    def __init__(self, kernel: Kernel, **_options):  # output, board, overwrite: nothing to write
         self.ir = kernel
 
     @user_facing
     def __call__(self, *args):
-        return simulate(self.ir, *args, call_loc=caller_loc())
+        return self.run(args, caller_loc())
+
+    def run(self, args, call_loc: Loc | None = None):
+        return simulate(self.ir, *args, call_loc=call_loc)
 
     def __repr__(self) -> str:
         return f"<simulator module of {self.ir.name}>"

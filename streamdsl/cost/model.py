@@ -57,7 +57,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..boards import board as get_board
 from ..ir.bounds import Ranges
+from ..ir.loops import trip_count
 from ..ir.deps import (
     bind_class, bound_impl, carried_accumulations, is_var_mul, loop_binds, names_in, periodic_accumulations,
 )
@@ -66,11 +68,6 @@ from ..ir.nodes import (
 )
 from ..types import FixedType, FloatType, IntType
 
-BOARD_BUDGET = {  # DSP, BRAM18K, URAM, LUT, FF per device (AMD data sheets DS963, DS963/U280, DS957)
-    "u55c": dict(dsp=9024, bram=4032, uram=960, lut=1303680, ff=2607360),
-    "u280": dict(dsp=9024, bram=4032, uram=960, lut=1303680, ff=2607360),
-    "vck190": dict(dsp=1968, bram=1934, uram=463, lut=899840, ff=1799680),
-}
 
 LATENCY = {  # cycles at 250 MHz
     "f": {"add": 4, "sub": 4, "mul": 3, "add_fabric": 4, "sub_fabric": 4, "mul_fabric": 4, "div": 12, "exp": 8, "log": 10, "sqrt": 12, "rsqrt": 12, "tanh": 20,
@@ -401,13 +398,14 @@ class _Model:
             self.res["bram"] += banks * math.ceil(bits / banks / BRAM_BITS)
 
 
-def lane_cost(k: Kernel, stmts, board: str = "u55c", clock_mhz: float = 250.0) -> float:
+def lane_cost(k: Kernel, stmts, board="u55c", clock_mhz: float | None = None) -> float:
     """The logic of one copy of ``stmts`` (inner loops unrolled), in LUTs plus DSPs at the board's LUTs per DSP:
     what one more lane of a loop with this body costs, as a share of the board."""
-    m = _Model(k, clock_mhz)
+    b = get_board(board)
+    m = _Model(k, clock_mhz or b.clock_mhz)
     m.body(stmts, 1, True)
-    b = BOARD_BUDGET[board if board in BOARD_BUDGET else "u55c"]
-    return m.res["lut"] + m.res["dsp"] * b["lut"] / b["dsp"]
+    t = b.total
+    return m.res["lut"] + m.res["dsp"] * t["lut"] / t["dsp"]
 
 
 def _local_deps(stmts) -> dict[str, set]:
@@ -470,8 +468,9 @@ def _int_range(e) -> tuple[int, int] | None:
 def _trips(s: For, ranges: Ranges | None = None) -> int:
     """Iterations of loop ``s``; with expression bounds, the most it can make (:class:`~streamdsl.ir.bounds.Ranges`
     of the scalars in scope), else the largest constant in its bounds."""
-    if isinstance(s.start, Const) and isinstance(s.stop, Const):
-        return max(0, -(-(s.stop.value - s.start.value) // s.step))
+    n = trip_count(s)
+    if n is not None:
+        return n
     most = ranges.max_trips(s.start, s.stop, s.step) if ranges is not None else None
     return max(1, most if most is not None else _bound_guess(s))
 
@@ -562,11 +561,15 @@ def _banks_of(parts, shape) -> int:
     return banks
 
 
-def estimate(k: Kernel, board: str = "u55c", clock_mhz: float = 250.0) -> KernelReport:
+def estimate(k: Kernel, board="u55c", clock_mhz: float | None = None) -> KernelReport:
+    """Cycles and resources of kernel ``k`` on ``board`` (a name or a Board) at ``clock_mhz`` (default: the
+    board's kernel clock)."""
+    b = get_board(board)
+    clock_mhz = float(clock_mhz or b.clock_mhz)
     m = _Model(k, clock_mhz)
     cycles = m.body(k.body, 1, False)
     for p in k.params:
         if hasattr(p.type, "shape"):
             m.res["lut"] += 1500  # one m_axi adapter per array port
             m.res["ff"] += 2000
-    return KernelReport(k.name, board, clock_mhz, cycles, m.res, BOARD_BUDGET[board], m.loops)
+    return KernelReport(k.name, b.name, clock_mhz, cycles, m.res, b.total, m.loops)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 def render(g: "DataflowSchedule") -> str:
     low = g.lowered()
+    timing = g.timing()  # on the board the FIFOs were sized for (else the U55C)
     graph = g.graph
     ir = graph.ir
     sig = ", ".join(f"{p.name}: {p.type}" for p in ir.params)
@@ -39,7 +40,7 @@ def render(g: "DataflowSchedule") -> str:
         return f"; loop nest: streamed over {len(bursts)} steps"
     w = max((len(n) for n in low.nodes), default=4)
     for t in graph.tasks.values():
-        s = low.nodes[t.name].sim
+        s = timing.tasks[t.name]
         args = ", ".join(e or "<scalar>" for e in t.inputs)
         sched = " (scheduled)" if t.name in g._schedules else ""
         lines.append(f"    {t.name:<{w}} {', '.join(t.outputs)} = {t.kernel}({args}){sched}  region {g.region_of(t.name)}"
@@ -85,7 +86,7 @@ def render(g: "DataflowSchedule") -> str:
         lines.append(f"    {f.name}: {f.src} -> {f.dst}  depth {d} ({src}), {f.tokens} token(s) of {f.token_bytes} B")
     for note in notes:
         lines.append(f"  note: {note}")
-    if g._stale(low):
+    if g._stale():
         lines.append("  note: the design changed after g.size_fifos(); call it again for up-to-date depths")
     gone = [n for n in g._pins if not any(f.name == n for f in low.streams)]
     if gone:

@@ -18,7 +18,7 @@ from ..errors import KernelSyntaxError, KernelTypeError, Loc, ShapeError
 from ..ir import build as B
 from ..ir.naming import unique_kernel_names
 from ..ir.nodes import (
-    Alloc, Assign, Attrs, CallKernel, Decl, Expr, For, If, Kernel, Load, Param, Ref, Return,
+    Alloc, Assign, Attrs, CallKernel, Const, Decl, Expr, For, If, Kernel, Load, Param, Ref, Return,
     Stmt, Store, Var,
 )
 from ..types import DType, IntType, TensorType, f64, from_numpy, i64, index, u1
@@ -651,6 +651,9 @@ class KernelVisitor(ast.NodeVisitor):
         return result
 
     def visit_IfExp(self, node):
+        test = self.visit(node.test)
+        if isinstance(test, (Lit, Const)):  # known when the kernel is defined: the branch is chosen then (constexpr)
+            return self.visit(node.body if test.value else node.orelse)
         cond = self.expr(node.test)
         a, b = self.visit(node.body), self.visit(node.orelse)
         if isinstance(a, Lit) and isinstance(b, Lit):

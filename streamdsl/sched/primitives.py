@@ -13,6 +13,7 @@ from ..ir.deps import BIND_IMPL, BIND_WHAT, accumulation, affine, bind_class, na
 from ..ir.nodes import (
     Alloc, Assign, Attrs, CallKernel, Const, Decl, For, If, Kernel, Load, Ref, Return, Store, TensorType, Var, walk,
 )
+from ..ir.loops import trip_count
 from ..ir.printer import print_expr
 from ..types import FloatType, index
 from .rewrite import (
@@ -45,13 +46,6 @@ def _const_bounds(loop: For, what: str) -> tuple[int, int]:
 
 def _txt(e) -> str:
     return print_expr(e)
-
-
-def trip_count(loop: For) -> int | None:
-    if isinstance(loop.start, Const) and isinstance(loop.stop, Const):
-        n = (loop.stop.value - loop.start.value + loop.step + (-1 if loop.step > 0 else 1)) // loop.step
-        return max(0, n)
-    return None
 
 
 def split(k: Kernel, var: str, factor: int, tail: str = "guard") -> tuple[Kernel, str, str]:

@@ -10,6 +10,7 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from .. import registry
 from ..errors import ScheduleError, StreamDSLError, caller_loc, user_facing
 from ..ir.nodes import Kernel
 from . import primitives as P
@@ -93,21 +94,7 @@ class Trace:
         lines = [f"s = sd.schedule({self.kernel_name})"]
         bound: set[str] = set()
         for st in self.steps:
-            def ref(a):
-                if isinstance(a, tuple) and len(a) == 2 and a[0] == "loop":
-                    if a[1] in bound:
-                        return a[1]
-                    if a[1] in self.aliases:
-                        return f's.loop("{self.aliases[a[1]][0]}", {self.aliases[a[1]][1]})'
-                    return f's.loop("{a[1]}")'
-                if isinstance(a, tuple) and len(a) == 2 and a[0] == "buffer":
-                    return f's.buffer("{a[1]}")'
-                return repr(a)
-
-            call = ", ".join([ref(a) for a in st.args] + [f"{k}={ref(v)}" for k, v in st.kwargs])
-            lhs = ", ".join(st.outs)
-            lines.append(f"{lhs + ' = ' if lhs else ''}s.{st.primitive}({call})")
-            bound.update(st.outs)
+            lines.append(step_line(st, "s", bound, self.aliases))
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -130,10 +117,38 @@ class Trace:
         """Apply the recorded primitives to a fresh schedule of ``kernel``."""
         s = Schedule(kernel)
         for st in self.steps:
-            args = [s._ref(a) for a in st.args]
-            kwargs = {k: s._ref(v) for k, v in st.kwargs}
-            getattr(s, st.primitive)(*args, **kwargs)
+            apply_step(s, st)
         return s
+
+
+def step_line(st: Step, var: str, bound: set[str] | None, aliases: dict | None = None) -> str:
+    """One recorded step as a line of Python on schedule variable ``var``; ``bound``: the loop names already
+    assigned to Python variables by earlier lines (updated), or None to assign none and name every loop;
+    ``aliases``: loops that share their name with another, as (name, which) (``s.loop("h", 1)``)."""
+    def ref(a):
+        if isinstance(a, tuple) and len(a) == 2 and a[0] == "loop":
+            if bound is not None and a[1] in bound:
+                return a[1]
+            if aliases and a[1] in aliases:
+                return f'{var}.loop("{aliases[a[1]][0]}", {aliases[a[1]][1]})'
+            return f'{var}.loop("{a[1]}")'
+        if isinstance(a, tuple) and len(a) == 2 and a[0] == "buffer":
+            return f'{var}.buffer("{a[1]}")'
+        return repr(a)
+
+    call = ", ".join([ref(a) for a in st.args] + [f"{k}={ref(v)}" for k, v in st.kwargs])
+    if bound is None:
+        return f"{var}.{st.primitive}({call})"
+    lhs = ", ".join(st.outs)
+    bound.update(st.outs)
+    return f"{lhs + ' = ' if lhs else ''}{var}.{st.primitive}({call})"
+
+
+def apply_step(s: "Schedule", st: Step) -> None:
+    """Apply one recorded step to schedule ``s`` (its handles resolved in ``s``)."""
+    args = [s._ref(a) for a in st.args]
+    kwargs = {k: s._ref(v) for k, v in st.kwargs}
+    getattr(s, st.primitive)(*args, **kwargs)
 
 
 class Schedule:
@@ -356,20 +371,16 @@ class Schedule:
         window = marked[max(0, idx - 3): idx + 4]
         return (hint + "\n" if hint else "") + "     in the IR:\n" + "\n".join("       " + w for w in window)
 
-    def build(self, target: str = "hls", output=None, board: str = "u55c", overwrite: bool = False):
-        """Hand the scheduled IR to a backend (the one upward call of this layer): ``"hls"`` a Vitis HLS project,
-        ``"sim"`` the reference simulator running the scheduled kernel (``s.build("sim")(A, B)``, or ``s(A, B)``)."""
-        if target == "sim":
-            from ..backend.sim import SimModule
-
-            return SimModule(self.ir)
-        if target != "hls":
-            raise ScheduleError(f"build: unknown target {target!r}", _caller_loc(), hint='use target="hls" or "sim"')
-        from ..backend.hls import build
-
+    def build(self, target: str = "hls", output=None, board="u55c", overwrite: bool = False):
+        """Hand the scheduled IR to the backend registered as ``target``: ``"hls"`` a Vitis HLS project, ``"sim"``
+        the reference simulator running the scheduled kernel (``s.build("sim")(A, B)``, as ``s(A, B)`` does)."""
         loc = _caller_loc()
         try:
-            return build(self.ir, output=output, board=board, overwrite=overwrite)
+            impl = registry.lookup("build.kernel", target)
+        except StreamDSLError as err:
+            raise ScheduleError(f"build: {err.message}", loc, hint=err.hint) from None
+        try:
+            return impl(self.ir, output=output, board=board, overwrite=overwrite)
         except StreamDSLError as err:
             if err.loc is None:  # a project error (board, folder): point at the build call
                 err.loc = loc
@@ -377,10 +388,8 @@ class Schedule:
 
     @user_facing
     def __call__(self, *args):
-        """Run the scheduled kernel on the reference simulator (``s.build("sim")(*args)``)."""
-        from ..backend.sim import simulate
-
-        return simulate(self.ir, *args, call_loc=_caller_loc())
+        """Run the scheduled kernel on the reference simulator: ``s.build("sim")(*args)``."""
+        return registry.lookup("build.kernel", "sim")(self.ir).run(args, _caller_loc())
 
     def __str__(self) -> str:
         return str(self.ir)

@@ -27,12 +27,9 @@ from pathlib import Path
 
 from ..dfg.layout import describe
 from ..errors import caller_loc, user_facing
-from ..boards import board as get_board
-from ..perf.model import model_tasks
 from .common import VizError, check_perf, out_path, schedule_of
 
 DOT_TIMEOUT_S = 60
-DEFAULT_BOARD = "u55c"
 
 STYLE = {  # kind -> node attributes
     "task": dict(shape="box", style="rounded,filled", fillcolor="#dbe9f6"),
@@ -78,13 +75,13 @@ def _dma_plan(g, low, perf):
     if perf is not None:
         mem, dmas = perf.board.memory, list(perf.dmas)
     else:
-        b, _, _, _, dmas, _ = model_tasks(g, DEFAULT_BOARD, low=low)
-        mem = b.memory
+        timing = g.timing()
+        mem, dmas = timing.board.memory, timing.dmas
     return mem, {d.name: d for d in dmas}, dma_banks(dmas, mem.channels)
 
 
 def _node_label(g, n, perf, mem, dmas, banks) -> str:
-    s = n.sim
+    s = perf.nodes[n.name].task if perf is not None else g.timing().tasks[n.name]
     timing = f"{s.iters} iter x II {s.ii}, lat {s.lat}"
     np_ = perf.nodes.get(n.name) if perf is not None else None
     if n.kind == "task":
@@ -130,7 +127,7 @@ def graph_dot(g, perf=None) -> str:
         title += (f" on {perf.board.name} @ {perf.clock_mhz:g} MHz: {perf.cycles} cycles, "
                   f"{perf.channels_used} of {mem.channels} {mem.kind} channels")
     else:
-        title += f" (DMA banks: the {get_board(DEFAULT_BOARD).name}'s {mem.channels} {mem.kind} channels, by bytes)"
+        title += f" (DMA banks: the {g.timing().board.name}'s {mem.channels} {mem.kind} channels, by bytes)"
     out = [f"digraph {quote(ir.name)} {{",
            f"  graph {_attrs(rankdir='LR', fontname='Helvetica', fontsize='12', label=title, labelloc='t')};",
            "  node [fontname=\"Helvetica\", fontsize=\"10\"];",

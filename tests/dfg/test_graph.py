@@ -74,7 +74,7 @@ def test_fig5_b_to_c_converter_on_a_fused_edge():
     g.stream(g.edge("h"), itensor=FIG5_C, side="consumer")
     (cv,) = g.converters()
     assert cv.converter.buffer_shape == (8, 2) and cv.converter.buffer_bytes == 64
-    assert cv.sim.fill == cv.sim.drain == 4  # 16 output tokens over 4 shared-loop blocks
+    assert g.timing()[cv.name].fill == g.timing()[cv.name].drain == 4  # 16 output tokens over 4 shared-loop blocks
     text = str(g)
     assert "cvt_h (edge h, region 0)" in text and "buffer 8x2xf32 (64 B, x2 ping-pong), shared loops: d0:4" in text
     assert "h:cvt_h: gemm_1 -> cvt_h" in text and "h:relu: cvt_h -> relu" in text
@@ -88,7 +88,7 @@ def test_equal_layouts_need_no_converter_and_whole_buffers_fill_completely():
     assert g.converters() == [] and [f.name for f in g.fifos()] == ["x", "w1", "w2", "h", "r", "y"]
     g.stream(g.edge("r"), tile=(2, 8), side="producer")  # consumer side stays one whole token
     (cv,) = g.converters()
-    assert cv.converter.buffer_shape == (8, 8) and cv.sim.fill == cv.sim.drain == 4
+    assert cv.converter.buffer_shape == (8, 8) and g.timing()[cv.name].fill == g.timing()[cv.name].drain == 4
 
 
 def test_consumers_wanting_one_layout_share_a_converter():
@@ -236,8 +236,8 @@ def test_bypass_fifo_depth_is_forced_by_the_path():
     assert all(v == 0 for v in res.backpressure.values())
     # the sized design runs as fast as one with unbounded FIFOs: what waiting is left is
     # starvation behind the slow relu_1, which no depth removes
-    low = g.lowered()
-    unbounded = simulate(low.sim_tasks(), low.sim_edges(), {f.name: None for f in low.fifos})
+    low, timing = g.lowered(), g.timing()
+    unbounded = simulate(timing.task_list, timing.edges, {f.name: None for f in low.fifos})
     assert res.cycles == unbounded.cycles
     why = g.explain_fifo(g.edge("a"), consumer=g.task("add"))
     assert "relu_1 -> fork_a -> cvt_a -> relu_2 -> add" in why

@@ -182,6 +182,25 @@ def test_ternary_of_literals_and_of_mixed_types():
         "C[i] = select((A[i] > 0:i16), cast<f64>(A[i]), X[i])")
 
 
+def _offset_kernel(unit_offset: bool):
+    @sd.kernel
+    def t(X: sd.f32[N], W: sd.f32[N]) -> sd.f32[N]:
+        C: sd.f32[N] = 0.0
+        for i in range(N):
+            C[i] = X[i] * ((1.0 + W[i]) if unit_offset else W[i]) * (2.0 if N > SCALE else 3.0)
+        return C
+
+    return t
+
+
+def test_ternary_on_a_closure_constant_is_chosen_when_the_kernel_is_defined():
+    """A factory's option (``(1 + w) if unit_offset else w``) leaves only its branch in the IR: no select, no cast."""
+    has(_offset_kernel(True), "C[i] = ((X[i] * (1.0:f32 + W[i])) * 2.0:f32)")
+    has(_offset_kernel(False), "C[i] = ((X[i] * W[i]) * 2.0:f32)")
+    x, w = np.arange(N, dtype=np.float32), np.full(N, 0.5, np.float32)
+    np.testing.assert_array_equal(_offset_kernel(True)(x, w), x * 1.5 * 2)
+
+
 # --------------------------------------------------------- assignment and loops
 @sd.kernel
 def augs(A: sd.f32[N, N], X: sd.f32[N]) -> (sd.f32[N, N], sd.i32, sd.f32):

@@ -176,7 +176,7 @@ def test_bad_options_are_located_errors(built, tmp_path):
     (tmp_path / "b" / "mine.txt").write_text("x")
     with pytest.raises(LLMError, match="did not generate"):
         m.build("hls", output=tmp_path / "b")
-    with pytest.raises(LLMError, match="no HBM plan"):
+    with pytest.raises(LLMError, match="has no HBM"):
         m.build("hls", output=tmp_path / "c", board="vck190")
 
 

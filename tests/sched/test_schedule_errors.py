@@ -536,9 +536,9 @@ def test_tile_is_all_or_nothing():
 # -------------------------------------------------------------------- build
 def test_build_unknown_board():
     s = sd.schedule(gemm)
-    with pytest.raises(HLSProjectError) as ei:
+    with pytest.raises(sd.BoardError) as ei:
         s.build("hls", board="zcu104")  # @board
-    check(ei.value, "@board", "unknown board 'zcu104'", cls=HLSProjectError)
+    check(ei.value, "@board", "unknown board 'zcu104'", cls=sd.BoardError)
     assert "known boards: u55c, u280, vck190" in str(ei.value)
 
 

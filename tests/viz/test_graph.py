@@ -189,9 +189,9 @@ def test_bad_perf_and_path_are_located_errors(tmp_path):
 
 def test_uncaught_error_shows_only_the_users_frames(tmp_path):
     script = tmp_path / "user.py"
-    script.write_text("import streamdsl as sd\nfrom streamdsl import viz\n\nviz.graph_dot(sd.f32)\n")
+    script.write_text("import streamdsl as sd\nfrom streamdsl import viz\n\nsd.install_excepthook()\nviz.graph_dot(sd.f32)\n")
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert run.returncode == 1
     frames = re.findall(r'^  File "([^"]+)"', run.stderr, re.M)
     assert frames == [str(script)], run.stderr
-    assert f"--> {script}:4:1" in run.stderr and "viz error: graph_dot takes a dataflow design" in run.stderr
+    assert f"--> {script}:5:1" in run.stderr and "viz error: graph_dot takes a dataflow design" in run.stderr

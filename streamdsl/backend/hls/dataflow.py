@@ -560,11 +560,14 @@ def build(g, output=None, board: str = "u55c", overwrite: bool = False):
     """Write (when ``output`` is given) and return the HLS project of dataflow schedule ``g``."""
     from pathlib import Path
 
+    from ...boards import board as get_board
     from ...dfg.fifo import start_offsets
-    from .project import BOARDS, DataflowProject, write
+    from .project import DataflowProject, write
 
+    b = get_board(board)
     low = g.lowered()
-    tasks, edges = {t.name: t for t in low.sim_tasks()}, low.sim_edges()
+    timing = g.timing(b)  # the one timing model: the FIFO order follows the schedule the depths were sized for
+    tasks, edges = timing.tasks, timing.edges
     starts = start_offsets(list(tasks.values()), edges)
     priority = {}  # FIFO -> (cycle its first token is written, cycle it is first read), LP schedule
     for e in edges:
@@ -572,9 +575,8 @@ def build(g, output=None, board: str = "u55c", overwrite: bool = False):
         priority[e.name] = (starts[e.src] + e.write_iter(src, 0) * src.ii + src.lat,
                             starts[e.dst] + e.read_iter(dst, 0) * dst.ii)
     ir = g.graph.ir
-    files = generate(g, low, g.depths(low), priority, board, ir.loc.file if ir.loc else "?")
+    files = generate(g, low, g.depths(low), priority, b, ir.loc.file if ir.loc else "?")
     out = Path(output) if output is not None else None
     if out is not None:
         write(files, out, overwrite=overwrite)
-    part, clock = BOARDS[board]
-    return DataflowProject(ir, files, out, board, part, clock, schedule=g)
+    return DataflowProject(ir, files, out, b.name, b.part, b.clock_mhz, schedule=g)

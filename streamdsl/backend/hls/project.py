@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from ..._version import __version__
+from ...boards import board as get_board
 from ...errors import StreamDSLError
 from ...ir.nodes import Kernel, written_params
 from ...numeric import convert
@@ -20,11 +22,6 @@ from .emit import ctype, dims, function, result_name, signature
 
 INCLUDE = Path(__file__).resolve().parent.parent / "include"
 MANIFEST = ".streamdsl-manifest"
-BOARDS = {  # board name -> (part, default clock MHz); see backend/boards for the full models
-    "u55c": ("xcu55c-fsvh2892-2L-e", 250.0),
-    "u280": ("xcu280-fsvh2892-2L-e", 250.0),
-    "vck190": ("xcvc1902-vsva2197-2MP-e-S", 250.0),
-}
 
 
 class HLSProjectError(StreamDSLError):
@@ -37,12 +34,6 @@ class CSimError(StreamDSLError):
 
 _env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), undefined=StrictUndefined,
                    keep_trailing_newline=True, trim_blocks=False, lstrip_blocks=False)
-
-
-def _version() -> str:
-    from ... import __version__
-
-    return __version__
 
 
 def _transport(t) -> str:
@@ -117,6 +108,12 @@ class HLSProject:
         from ...cost.model import estimate
 
         return estimate(self.kernel, self.board, self.clock_mhz)
+
+    def write(self, output, overwrite: bool = False) -> Path:
+        """Write the project's files to folder ``output`` (see :func:`write`) and remember it as the output."""
+        write(self.files, Path(output), overwrite=overwrite)
+        self.output = Path(output)
+        return self.output
 
     def csim(self, *arrays):
         """Compile (cached by content hash) and run the testbench; returns NumPy results."""
@@ -250,11 +247,10 @@ def project_files(k: Kernel, functions: list[str], prototypes: list[str], board:
     """The files of a project whose top function has ``k``'s params and results (plus ``scratch``
     DRAM buffers the testbench allocates), defined by ``functions``; ``placed`` (result index -> placement,
     ``g.store_at``): the testbench gives those results their whole arrays."""
-    if board not in BOARDS:
-        raise HLSProjectError(f"unknown board {board!r}", hint=f"known boards: {', '.join(BOARDS)}")
-    part, clock = BOARDS[board]
+    b = get_board(board)
+    part, clock = b.part, b.clock_mhz
     name = k.name
-    common = dict(name=name, version=_version(), source=source)
+    common = dict(name=name, version=__version__, source=source)
     args, results = [], []
     written = written_params(k)
     for p in k.params:
@@ -284,7 +280,7 @@ def project_files(k: Kernel, functions: list[str], prototypes: list[str], board:
         f"tb_{name}.cpp": _env.get_template("tb.cpp.j2").render(args=args, results=results, call_args=call_args,
                                                                  scratch=bufs, **common),
         "run_hls.tcl": _env.get_template("run_hls.tcl.j2").render(part=part, clock_ns=f"{1000.0 / clock:g}", **common),
-        "README.md": _env.get_template("README.md.j2").render(board=board, part=part, clock_mhz=f"{clock:g}", **common),
+        "README.md": _env.get_template("README.md.j2").render(board=b.name, part=part, clock_mhz=f"{clock:g}", **common),
     }
     return files
 

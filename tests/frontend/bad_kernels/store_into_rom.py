@@ -2,6 +2,8 @@ import numpy as np
 
 import streamdsl as sd
 
+sd.install_excepthook()  # a script that wants located errors without streamdsl's frames
+
 TABLE = np.arange(8, dtype=np.float32)  # a constant tensor inside the kernel (a ROM)
 
 
