@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import KernelTypeError, Loc, ShapeError, caller_loc, user_facing
+from ..ir.depend import carries_nothing
 from ..ir.deps import LoopInfo, accumulation, classify
 from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load,
@@ -32,7 +33,7 @@ from .privatize import privatize
 CHUNK = 1 << 22  # elements per vectorised step
 _NATIVE_OPS = {"add", "sub", "mul", "neg", "bitand", "bitor", "bitxor", "invert", "max", "min", "abs",
                "eq", "ne", "lt", "le", "gt", "ge"}
-_REDUCE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum,
+_REDUCE = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum, "min": np.minimum,
            "bitand": np.bitwise_and, "bitor": np.bitwise_or, "bitxor": np.bitwise_xor}
 
 
@@ -44,7 +45,7 @@ def _native(dtype: DType) -> bool:
 
 def _identity(op: str, dtype: DType):
     np_t = compute_np(dtype)
-    if op in ("add", "bitor", "bitxor"):
+    if op in ("add", "sub", "bitor", "bitxor"):
         return np.zeros((), np_t)
     if op == "mul":
         return np.ones((), np_t)
@@ -78,6 +79,8 @@ class Interpreter:
         for n in (n for s in kernel.body for n in walk(s)):
             if isinstance(n, For):
                 info = classify(n)
+                if info.kind == "sequential" and _vectorisable(kernel, n):
+                    info = LoopInfo("parallel")  # the exact dependence test proves what classify could not
                 self.loops[id(n)] = info
                 self.accs |= info.accumulations
 
@@ -241,17 +244,18 @@ class Interpreter:
         inner = s.value.operand if isinstance(s.value, Cast) else s.value
         acc_t = inner.dtype
         mask = _any_over(ctx.mask, axes)  # where any iteration contributes to the target
-        if isinstance(acc_t, FloatType) and op in ("add", "mul") and axes:
+        if isinstance(acc_t, FloatType) and op in ("add", "sub", "mul") and axes:
             return self._ordered(op, e, current, axes, acc_t, ctx), mask
-        red = self._einsum(e, axes, ctx) if op == "add" and isinstance(acc_t, IntType) else None
+        gather = "add" if op == "sub" else op  # x - e1 - e2 ... is x - (e1 + e2 + ...), exact for integers
+        red = self._einsum(e, axes, ctx) if gather == "add" and isinstance(acc_t, IntType) else None
         if red is None:
             val = np.asarray(self.eval(e, ctx))
             if ctx.mask is not None:
-                val = np.where(ctx.mask, val, _identity(op, acc_t).astype(val.dtype))
+                val = np.where(ctx.mask, val, _identity(gather, acc_t).astype(val.dtype))
             full = np.broadcast_shapes(val.shape, ctx.shape(self.ndim),
                                        ctx.mask.shape if ctx.mask is not None else ())
             val = np.broadcast_to(val, full) if val.shape != full else val
-            red = _REDUCE[op].reduce(val, axis=axes, keepdims=True) if axes and val.ndim else val
+            red = _REDUCE[gather].reduce(val, axis=axes, keepdims=True) if axes and val.ndim else val
         red = convert(red, acc_t) if not _native(acc_t) or red.dtype != acc_t.np else red
         combined = self._apply(op, (current, red), (acc_t, acc_t), acc_t)
         if isinstance(s.value, Cast):
@@ -270,7 +274,7 @@ class Interpreter:
         iteration space (M*N*K for a gemm) is never materialised.
         """
         nd, mask = self.ndim, ctx.mask
-        pair = op == "add" and isinstance(e, BinOp) and e.op == "mul" and e.dtype == acc_t and _native(acc_t)
+        pair = op in ("add", "sub") and isinstance(e, BinOp) and e.op == "mul" and e.dtype == acc_t and _native(acc_t)
         vals = [np.asarray(self.eval(t, ctx)) for t in ((e.lhs, e.rhs) if pair else (e,))]
         vals = [v.astype(acc_t.np, copy=False).reshape(v.shape if v.ndim else (1,) * nd) for v in vals]
         full = np.broadcast_shapes(*(v.shape for v in vals), ctx.shape(nd), mask.shape if mask is not None else (),
@@ -416,6 +420,15 @@ class Interpreter:
 
 
 _U1 = IntType(1, False)
+
+
+def _vectorisable(k: Kernel, loop: For) -> bool:
+    """A loop ``classify`` calls sequential whose iterations still carry nothing (``A[i, j]`` written for
+    ``j >= i`` while ``A[i, k]``, ``k < i``, is read): it runs as one vector step.  Loops that call a kernel or
+    allocate stay sequential (the vector step holds neither)."""
+    if any(isinstance(n, (CallKernel, Alloc)) for s in loop.body for n in walk(s)):
+        return False
+    return carries_nothing(k, loop)
 
 
 def _any_over(mask, axes):

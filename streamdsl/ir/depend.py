@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from ..types import FixedType, FloatType, IntType
 from .deps import accumulation
 from .intsolve import INF, System
-from .memo import IdentityMemo
 from .nodes import (
     Alloc, Assign, BinOp, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load, Ref, Return, Store, UnaryOp,
     Var, walk, written_params,
@@ -399,8 +398,9 @@ def _permitted(loops) -> bool:
     return any("reassociate" in lp.attrs for lp in loops)
 
 
-def _pairs(accs: list[Access]):
-    """Pairs (in program order, a self pair for each write) that may conflict: same name, one writes."""
+def _pairs(accs: list[Access], reductions: bool = True):
+    """Pairs (in program order, a self pair for each write) that may conflict: same name, one writes;
+    ``reductions``: not two accumulations that may be reassociated into one location."""
     by_name: dict[str, list[Access]] = {}
     for a in accs:
         by_name.setdefault(a.name, []).append(a)
@@ -409,7 +409,7 @@ def _pairs(accs: list[Access]):
             continue
         for i, a in enumerate(group):
             for b in group[i:]:
-                if (a.write or b.write) and not (a.acc is not None and a.acc == b.acc):
+                if (a.write or b.write) and not (reductions and a.acc is not None and a.acc == b.acc):
                     yield a, b
 
 
@@ -424,13 +424,29 @@ def _is_float_sum(a: Access, b: Access) -> bool:
 # ------------------------------------------------------------------------------------------- reorder
 
 
-def band_directions(k: Kernel, band: list[For]):
+def band_directions(k: Kernel, band: list[For], reductions: bool = True):
     """(accesses pair, direction vectors over ``band``) for every pair of accesses in the band's body that
-    may touch one element; remembered per band (IR nodes are immutable)."""
-    return _BAND(band[0], k, tuple(lp.var for lp in band))
+    may touch one element; ``reductions``: leave out the pairs of accumulations that may be reassociated.
+    Remembered per band and kernel (IR nodes are immutable, and one loop node may sit in two kernels with
+    different loops around it)."""
+    key = (id(band[0]), id(k), tuple(lp.var for lp in band), reductions)
+    hit = _BAND.get(key)
+    if hit is not None and hit[0] is band[0] and hit[1] is k:
+        return hit[2]
+    found = _band_directions(band[0], k, key[2], reductions)
+    if len(_BAND) >= 2048:
+        _BAND.pop(next(iter(_BAND)))
+    _BAND[key] = (band[0], k, found)  # keeps both alive, so their ids are not reused while the entry stands
+    return found
 
 
-def _band_directions(top: For, k: Kernel, names: tuple[str, ...]):
+def carries_nothing(k: Kernel, loop: For) -> bool:
+    """Whether no two iterations of ``loop`` (in ``k``) touch one element with a write between them, exactly:
+    its iterations may then run in any order, or all at once (the simulator's vectorised loops)."""
+    return not band_directions(k, [loop], reductions=False)
+
+
+def _band_directions(top: For, k: Kernel, names: tuple[str, ...], reductions: bool = True):
     band = [top]
     while len(band) < len(names):
         band.append(band[-1].body[0])
@@ -439,7 +455,7 @@ def _band_directions(top: For, k: Kernel, names: tuple[str, ...]):
     scalars = frozenset(decls)
     accs = accesses(band[-1].body, permitted, scalars=scalars, callees=k.callee)
     found = []
-    for a, b in _pairs(accs):
+    for a, b in _pairs(accs, reductions):
         sys = System()
         bld = _Builder(sys, _scalar_params(k))
         env: dict = {}
@@ -461,7 +477,7 @@ def _band_directions(top: For, k: Kernel, names: tuple[str, ...]):
     return found
 
 
-_BAND = IdentityMemo(_band_directions, 2048)
+_BAND: dict = {}
 
 
 def reorder_violation(k: Kernel, band: list[For], order: list[str]) -> Violation | None:

@@ -25,7 +25,7 @@ from .nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, Load, Store, UnaryOp, Var, walk,
 )
 
-ACC_OPS = {"add", "mul", "max", "min", "bitand", "bitor", "bitxor"}
+ACC_OPS = {"add", "sub", "mul", "max", "min", "bitand", "bitor", "bitxor"}  # sub: x = x - e only
 
 
 def is_var_mul(e) -> bool:
@@ -140,7 +140,7 @@ def accumulation(stmt) -> tuple[str, Expr] | None:
         return None
     if target_is(_widened(a)) and not _mentions(b, target_is):
         return op, b
-    if target_is(_widened(b)) and not _mentions(a, target_is):
+    if op != "sub" and target_is(_widened(b)) and not _mentions(a, target_is):
         return op, a
     return None
 
@@ -246,8 +246,8 @@ def _reassociable(op: str, dtype) -> bool:
     if isinstance(dtype, IntType):
         return True
     if isinstance(dtype, FixedType):
-        return op == "add"
-    return isinstance(dtype, FloatType) and dtype.name in ("f32", "f64") and op in ("add", "mul")
+        return op in ("add", "sub")
+    return isinstance(dtype, FloatType) and dtype.name in ("f32", "f64") and op in ("add", "sub", "mul")
 
 
 def classify(loop: For) -> LoopInfo:
