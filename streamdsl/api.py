@@ -9,7 +9,7 @@ from .compat import renamed
 from .backend.sim import simulate
 from .dfg import DataflowFunction, DataflowSchedule, dataflow
 from .dfg import DataflowFunction, DataflowSchedule, dataflow
-from .errors import KernelSyntaxError, StreamDSLError, caller_loc, user_facing
+from .errors import KernelSyntaxError, KernelTypeError, StreamDSLError, caller_loc, user_facing
 from .frontend import definition_scope, parse_function
 from .ir.nodes import Kernel
 from .sched.schedule import Schedule
@@ -92,6 +92,47 @@ def _resolve_kernel(obj, loc) -> Kernel | None:
 def kernel(fn) -> KernelFunction:
     """Decorate a Python function with annotated parameters and return type as a kernel."""
     return KernelFunction(fn, definition_scope(3))
+
+
+class KernelTemplate:
+    """A generic kernel: ``mm[f32, 32, 64, 64]`` is the kernel with the template's names bound to those values
+    (Allo's ``kernel[T, M, N]``; Python 3.11 has no ``def mm[T]``).  Each binding is made once; kernels of one
+    template used at several bindings in one design are named apart (``mm_32x64``, ...)."""
+
+    def __init__(self, fn, names: tuple[str, ...], scope: dict | None):
+        self.fn, self.names, self._scope = fn, names, scope
+        self._made: dict = {}
+        functools.update_wrapper(self, fn)
+
+    @user_facing
+    def __getitem__(self, values) -> KernelFunction:
+        values = values if isinstance(values, tuple) else (values,)
+        if len(values) != len(self.names):
+            raise KernelTypeError(f"kernel template '{self.fn.__name__}' takes {len(self.names)} value(s) "
+                                  f"({', '.join(self.names)}), got {len(values)}", caller_loc(),
+                                  hint=f"{self.fn.__name__}[{', '.join(self.names)}]")
+        made = self._made.get(values)
+        if made is None:
+            made = self._made[values] = KernelFunction(self.fn, {**(self._scope or {}), **dict(zip(self.names,
+                                                                                                  values))})
+        return made
+
+    def __repr__(self) -> str:
+        return f"<kernel template {self.fn.__name__}[{', '.join(self.names)}]>"
+
+
+def template(*names: str):
+    """``@sd.template("T", "M", "N")`` over a kernel whose annotations use those names (as strings, or under
+    ``from __future__ import annotations``): a :class:`KernelTemplate`, instantiated by subscription."""
+    if not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
+        raise KernelTypeError(f"sd.template takes the names of the kernel's parameters, got {names!r}",
+                              caller_loc(), hint='@sd.template("T", "M", "N")')
+    scope = definition_scope(2)
+
+    def wrap(fn) -> KernelTemplate:
+        return KernelTemplate(fn, names, scope)
+
+    return wrap
 
 
 def schedule(obj):

@@ -247,9 +247,11 @@ class Interpreter:
         if isinstance(acc_t, FloatType) and op in ("add", "sub", "mul") and axes:
             return self._ordered(op, e, current, axes, acc_t, ctx), mask
         gather = "add" if op == "sub" else op  # x - e1 - e2 ... is x - (e1 + e2 + ...), exact for integers
-        red = self._einsum(e, axes, ctx) if gather == "add" and isinstance(acc_t, IntType) else None
+        red = self._einsum(e, axes, ctx, acc_t) if gather == "add" and isinstance(acc_t, IntType) else None
         if red is None:
             val = np.asarray(self.eval(e, ctx))
+            if isinstance(acc_t, IntType):  # sum in the accumulator's width (e may be narrower: i8 * i8 is an i16)
+                val = val.astype(compute_np(acc_t), copy=False)
             if ctx.mask is not None:
                 val = np.where(ctx.mask, val, _identity(gather, acc_t).astype(val.dtype))
             full = np.broadcast_shapes(val.shape, ctx.shape(self.ndim),
@@ -308,16 +310,22 @@ class Interpreter:
                 ufunc(acc, term, out=acc, where=at(mask, pos))
         return acc.reshape(keep_shape)
 
-    def _einsum(self, e: Expr, axes, ctx: _Ctx):
-        """Integer sum over ``axes`` of a product of two factors (exact, so any order will do)."""
+    def _einsum(self, e: Expr, axes, ctx: _Ctx, acc_t: DType):
+        """Integer sum over ``axes`` of a product of two factors (exact, so any order will do), summed in a type
+        at least as wide as the accumulator ``acc_t``: in int64 when the product never wraps (a widened product),
+        in the product's own type when it wraps but is no narrower than the accumulator (C's words)."""
         if not (isinstance(e, BinOp) and e.op == "mul" and _native(e.dtype) and axes):
             return None
+        exact = e.dtype.bits >= e.lhs.dtype.bits + e.rhs.dtype.bits
+        if not exact and e.dtype.bits < acc_t.bits:
+            return None  # each product wraps narrower than the sum: the plain path wraps them one by one
+        work = compute_np(acc_t) if exact else e.dtype.np
         x, y = (np.asarray(self.eval(t, ctx)) for t in (e.lhs, e.rhs))
         if ctx.mask is not None:
             x = np.where(ctx.mask, x, 0).astype(x.dtype, copy=False)
         if x.ndim == 0 or y.ndim == 0:
             return None
-        x, y = x.astype(e.dtype.np, copy=False), y.astype(e.dtype.np, copy=False)
+        x, y = x.astype(work, copy=False), y.astype(work, copy=False)
         lx = [a for a in range(self.ndim) if x.shape[a] > 1]
         ly = [a for a in range(self.ndim) if y.shape[a] > 1]
         if any(ctx.extents[a] > 1 and a not in lx and a not in ly for a in axes):
@@ -328,7 +336,7 @@ class Interpreter:
         shape = [1] * self.ndim
         for a in out:
             shape[a] = x.shape[a] if x.shape[a] > 1 else y.shape[a]
-        return np.asarray(res, dtype=e.dtype.np).reshape(shape)
+        return np.asarray(res, dtype=work).reshape(shape)
 
     # ------------------------------------------------------------ expressions
     def eval(self, e: Expr, ctx: _Ctx):

@@ -19,7 +19,7 @@ from ..ir import build as B
 from ..ir.naming import unique_kernel_names
 from ..ir.nodes import (
     Alloc, Assign, Attrs, CallKernel, Const, Decl, Expr, For, If, Kernel, Load, Param, Ref, Return,
-    Stmt, Store, Var,
+    Stmt, Store, Var, written_params,
 )
 from ..types import DType, IntType, TensorType, f64, from_numpy, i64, index, u1
 from .source import Source
@@ -86,6 +86,7 @@ class KernelVisitor(ast.NodeVisitor):
         self.roms: list[Alloc] = []  # NumPy arrays of the enclosing scope used as constant tensors
         self.results: tuple = ()
         self.fresh_outs = 0
+        self.pending: list[Stmt] = []  # kernel calls used as values in the statement being visited
 
     # ------------------------------------------------------------ helpers
     def loc(self, node) -> Loc:
@@ -185,11 +186,17 @@ class KernelVisitor(ast.NodeVisitor):
 
     def body(self, stmts) -> tuple[Stmt, ...]:
         out: list[Stmt] = []
-        for s in stmts:
-            r = self.visit(s)
-            if r is None:
-                continue
-            out.extend(r if isinstance(r, (list, tuple)) else [r])
+        outer, self.pending = self.pending, []  # calls hoisted out of a compound statement's header stay with it
+        try:
+            for s in stmts:
+                r = self.visit(s)
+                out.extend(self.pending)  # kernel calls used as values run just before their statement
+                self.pending = []
+                if r is None:
+                    continue
+                out.extend(r if isinstance(r, (list, tuple)) else [r])
+        finally:
+            self.pending = outer
         return tuple(out)
 
     def scoped_body(self, stmts) -> tuple[Stmt, ...]:
@@ -468,6 +475,19 @@ class KernelVisitor(ast.NodeVisitor):
                 out.append(self.coerce(v, t))
         return calls + [Return(tuple(out), self.loc(node))]
 
+    def _call_value(self, node: ast.Call, kern: Kernel):
+        """A kernel call used as a value (``R[i] = helper(A[i])``): the call runs just before the statement,
+        into a fresh name, and the value is that name."""
+        if written_params(kern):
+            self.error(node, f"kernel '{kern.name}' writes its parameter '{written_params(kern)[0]}'; call it as a "
+                             "statement", hint=f"{ast.unparse(node)} on its own line, then use what it wrote")
+        if len(kern.results) != 1:
+            self.error(node, f"kernel '{kern.name}' returns {len(kern.results)} values; a call used as a value "
+                             "returns one", hint=f"bind them: T0, T1 = {ast.unparse(node)}")
+        (name,) = self._result_names(node, 1)
+        self.pending.append(self._call_kernel(node, kern, [name]))
+        return self.visit(ast.copy_location(ast.Name(name.id, ast.Load()), node))
+
     def _result_names(self, call: ast.Call, n: int) -> list[ast.Name]:
         """Fresh names for the results of a kernel called in a return statement."""
         names = []
@@ -482,15 +502,24 @@ class KernelVisitor(ast.NodeVisitor):
     def _resolve_call(self, func):
         if isinstance(func, ast.Name) and self.lookup(func.id) is not None:
             self.error(func, f"'{func.id}' is not callable", hint=f"'{func.id}' is a kernel variable")
-        if isinstance(func, (ast.Name, ast.Attribute)):
+        if isinstance(func, (ast.Name, ast.Attribute)) or self._template_instance(func):
             return self.evaluate(func)
         self.error(func, f"cannot call '{ast.unparse(func)}' in a kernel",
                    hint="call builtins (sd.exp, min, ...) or @sd.kernel functions by name")
 
+    def _template_instance(self, func) -> bool:
+        """``mm[f32, 32, 64]``: a generic kernel bound to values of the enclosing scope."""
+        if not isinstance(func, ast.Subscript):
+            return False
+        root = func.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return isinstance(root, ast.Name) and self.lookup(root.id) is None
+
     def _callee(self, call: ast.Call) -> Kernel | None:
         if isinstance(call.func, ast.Name) and self.lookup(call.func.id) is not None:
             return None
-        if not isinstance(call.func, (ast.Name, ast.Attribute)):
+        if not (isinstance(call.func, (ast.Name, ast.Attribute)) or self._template_instance(call.func)):
             return None
         return self.resolve_kernel(self.evaluate(call.func), self.loc(call))
 
@@ -708,8 +737,9 @@ class KernelVisitor(ast.NodeVisitor):
         if node.keywords:
             self.error(node.keywords[0], "keyword arguments are not supported in kernel calls",
                        hint="pass arguments by position")
-        if self.resolve_kernel(fn, self.loc(node)) is not None:
-            self.error(node, "a kernel call must be assigned to names", hint="T = other_kernel(A, B)")
+        kern = self.resolve_kernel(fn, self.loc(node))
+        if kern is not None:
+            return self._call_value(node, kern)
         op = getattr(fn, "__sd_op__", None)
         if op is None and any(fn is b for b in _PY_BUILTINS):
             op = _PY_BUILTINS[fn]

@@ -231,11 +231,13 @@ class Emitter:
         elif isinstance(s, CallKernel):
             callee = self.k.callee(s.callee)
             for name, t in zip(s.outs, callee.results):
+                if name in self.out_names:
+                    continue  # a returned result: the callee writes the output parameter itself
                 if isinstance(t, TensorType):
                     self.emit(f"{ctype(t.dtype)} {name}{dims(t)};", depth)
                 else:
                     self.emit(f"{ctype(t)} {name};", depth)
-            args = [self.expr(a) for a in s.args] + list(s.outs)
+            args = [self.expr(a) for a in s.args] + [self.out_names.get(o, o) for o in s.outs]
             self.emit(f"{s.callee}({', '.join(args)});", depth)
         elif isinstance(s, Return):
             self.ret(s, depth)
@@ -343,6 +345,7 @@ def signature(k: Kernel, top: bool = False) -> tuple[str, dict[str, str]]:
             args.append(f"{ctype(p.type)} {p.name}")
     out_names: dict[str, str] = {}
     top_allocs = {s.name for s in k.body if isinstance(s, Alloc) and not (top and s.attrs)}
+    top_allocs |= {o for s in k.body if isinstance(s, CallKernel) for o in s.outs}  # a callee writes it in place
     for n, t in enumerate(k.results):
         name = result_name(k, n, top)
         if isinstance(t, TensorType):
