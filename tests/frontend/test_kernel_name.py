@@ -54,6 +54,7 @@ def test_one_factory_at_two_shapes_is_named_by_shape():
     assert sd.parse_ir(str(both.ir)) == both.ir
     src = sd.schedule(both).build("hls").source
     assert "void scale_4(" in src and "void scale_8(" in src
+    assert "// scale, the kernel of this signature" in src  # printed with the user's name
 
 
 def test_same_signature_different_constants_are_numbered():

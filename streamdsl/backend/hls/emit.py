@@ -379,4 +379,6 @@ def function(k: Kernel, top: bool = False, interface: list[str] | None = None) -
     for name, _parts in k.attrs.get("partition", ()):  # an in/out port copied into a partitioned local: back out
         if top and name in written_params(k):
             em.element_loop(name, params[name], lambda sub, src=em.out_names[name]: f"{src}{sub}", "store", 1)
-    return proto + " {\n" + "\n".join(em.lines) + "\n}\n"
+    user = k.attrs.get("user_name")
+    note = f"// {user}, the kernel of this signature: one of several named {user} in this design\n" if user else ""
+    return note + proto + " {\n" + "\n".join(em.lines) + "\n}\n"
