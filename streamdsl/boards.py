@@ -76,8 +76,10 @@ class Board:
 
     @property
     def slrs(self) -> tuple[dict, ...]:
-        """Per SLR, what a design may use: the device's resources less the platform's share (:data:`INFRASTRUCTURE`)."""
-        return tuple({r: int(s[r] * (1 - INFRASTRUCTURE)) for r in RESOURCES} for s in self.device)
+        """Per SLR, what a design may use: the device's resources less the platform's share (:data:`INFRASTRUCTURE`;
+        a bare part, with no memories and so no platform, keeps them all)."""
+        share = INFRASTRUCTURE if self.memories else 0.0
+        return tuple({r: int(s[r] * (1 - share)) for r in RESOURCES} for s in self.device)
 
     @property
     def total(self) -> dict[str, int]:
@@ -170,6 +172,37 @@ VCK190 = Board(
 
 BOARDS: dict[str, Board] = {b.name: b for b in (U55C, U280, VCK190)}
 
+# The device family of an AMD part, by its name's prefix (the first that matches): what the cost model's
+# operator costs and latencies are for (DSP48E2, DSP48E1, DSP58).
+PART_FAMILY = (("xcvu", "ultrascale+"), ("xcku", "ultrascale+"), ("xcau", "ultrascale+"), ("xcvc", "versal"),
+               ("xcvp", "versal"), ("xcve", "versal"), ("xc7", "7series"), ("xcu", "ultrascale+"),
+               ("xczu", "ultrascale+"), ("xck", "ultrascale+"))
+# Bare parts a kernel may be estimated on outside a board (the calibration corpus's reports), with the
+# "Available" row of their reports where one was read; a part without one has unknown resources (zeros).
+PART_RESOURCES = {
+    "xc7k160t": dict(dsp=600, bram=650, uram=0, lut=101400, ff=202800),  # the LAP reports' Available row
+    "xcu55c": _VU37P_CLASS,  # the U55C's device (DS978)
+}
+
+
+def part_family(part: str) -> str | None:
+    p = part.lower()
+    return next((fam for prefix, fam in PART_FAMILY if p.startswith(prefix)), None)
+
+
+def part(name: str, clock_mhz: float = 250.0) -> Board:
+    """A bare AMD part (``"xc7k160t-fbg484-1"``) as a one-SLR Board without off-chip memory: to estimate a
+    kernel on the device a published report targets.  A name of no known family is a located BoardError."""
+    fam = part_family(name) if isinstance(name, str) else None
+    if fam is None:
+        raise BoardError(f"unknown part {name!r}", caller_loc(),
+                         hint=f"an AMD part name starting with one of {', '.join(p for p, _ in PART_FAMILY)}")
+    res = next((r for prefix, r in PART_RESOURCES.items() if name.lower().startswith(prefix)),
+               {r: 0 for r in RESOURCES})
+    return Board(name, name, float(clock_mhz), ({r: res[r] for r in RESOURCES},), (), family=fam,
+                 derived=("a bare part: no platform shell, no off-chip memory model"
+                          + ("" if any(res.values()) else "; its resources are not known here (shown as 0)"),))
+
 
 def board(name) -> Board:
     """A board by name ("u55c", "u280", "vck190") or a Board itself; any other name is a located BoardError."""
@@ -181,4 +214,5 @@ def board(name) -> Board:
     return BOARDS[key]
 
 
-__all__ = ["BOARDS", "Board", "BoardError", "INFRASTRUCTURE", "Memory", "RESOURCES", "U280", "U55C", "VCK190", "board"]
+__all__ = ["BOARDS", "Board", "BoardError", "INFRASTRUCTURE", "Memory", "PART_FAMILY", "RESOURCES", "U280", "U55C",
+           "VCK190", "board", "part", "part_family"]

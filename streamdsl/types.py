@@ -68,6 +68,13 @@ from dataclasses import dataclass
 import numpy as np
 
 
+def _located(cls, message: str, hint: str):
+    """A type error at the user's line (``f32[0]`` written in a script, an annotation, a notebook cell)."""
+    from .errors import caller_loc
+
+    return cls(message, caller_loc(), hint=hint)
+
+
 class DType:
     """Base class of scalar types."""
 
@@ -85,10 +92,8 @@ class DType:
             if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or d <= 0:
                 from .errors import ShapeError
 
-                raise ShapeError(
-                    f"tensor dimension must be a positive integer, got {d!r}",
-                    hint="dimensions are Python ints known when the kernel is defined",
-                ) from None
+                raise _located(ShapeError, f"tensor dimension must be a positive integer, got {d!r}",
+                               "dimensions are Python ints known when the kernel is defined") from None
             dims.append(int(d))
         return TensorType(self, tuple(dims))
 
@@ -114,10 +119,8 @@ class IntType(DType):
         if not (1 <= self.bits <= 64):
             from .errors import KernelTypeError
 
-            raise KernelTypeError(
-                f"integer width must be between 1 and 64 bits, got {self.bits}",
-                hint="use sd.Int(n) / sd.UInt(n) with 1 <= n <= 64",
-            )
+            raise _located(KernelTypeError, f"integer width must be between 1 and 64 bits, got {self.bits}",
+                           "use sd.Int(n) / sd.UInt(n) with 1 <= n <= 64")
 
     @property
     def name(self) -> str:
@@ -182,17 +185,15 @@ class FixedType(DType):
         if not (1 <= self.width <= 64) or self.int_bits > self.width:
             from .errors import KernelTypeError
 
-            raise KernelTypeError(
-                f"fixed-point type needs 1 <= width <= 64 and int_bits <= width, got ({self.width}, {self.int_bits})",
-                hint="e.g. sd.Fixed(16, 8) is ap_fixed<16, 8>",
-            )
+            raise _located(KernelTypeError, f"fixed-point type needs 1 <= width <= 64 and int_bits <= width, got "
+                           f"({self.width}, {self.int_bits})", "e.g. sd.Fixed(16, 8) is ap_fixed<16, 8>")
         if self.quant not in QUANT_MODES or self.overflow not in OVERFLOW_MODES:
             from .errors import KernelTypeError
 
-            raise KernelTypeError(
-                f"unknown fixed-point mode {self.quant if self.quant not in QUANT_MODES else self.overflow!r}",
-                hint=f"quantisation: {', '.join(QUANT_MODES)}; overflow: {', '.join(OVERFLOW_MODES)} "
-                     "(or the vendor's names, AP_RND, AP_SAT, ...)")
+            raise _located(KernelTypeError, "unknown fixed-point mode "
+                           f"{self.quant if self.quant not in QUANT_MODES else self.overflow!r}",
+                           f"quantisation: {', '.join(QUANT_MODES)}; overflow: {', '.join(OVERFLOW_MODES)} "
+                           "(or the vendor's names, AP_RND, AP_SAT, ...)")
 
     @property
     def frac_bits(self) -> int:
@@ -244,14 +245,22 @@ class TensorType:
     __repr__ = __str__
 
 
+def _int(v, what: str) -> int:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        from .errors import KernelTypeError
+
+        raise _located(KernelTypeError, f"{what} must be an integer, got {v!r}", "e.g. sd.Int(4), sd.Fixed(16, 8)")
+    return int(v)
+
+
 def Int(bits: int) -> IntType:
     """A signed integer of ``bits`` bits (``ap_int<bits>``)."""
-    return IntType(int(bits), True)
+    return IntType(_int(bits, "an integer type's width"), True)
 
 
 def UInt(bits: int) -> IntType:
     """An unsigned integer of ``bits`` bits (``ap_uint<bits>``)."""
-    return IntType(int(bits), False)
+    return IntType(_int(bits, "an integer type's width"), False)
 
 
 def _mode(m: str) -> str:
@@ -261,12 +270,14 @@ def _mode(m: str) -> str:
 def Fixed(width: int, int_bits: int, quant: str = "trn", overflow: str = "wrap") -> FixedType:
     """A signed fixed-point number, ``ap_fixed<width, int_bits, Q, O>``: ``quant`` (``"rnd"`` or ``"AP_RND"``,
     ...) rounds a value assigned to it, ``overflow`` (``"sat"``, ...) saturates one out of range."""
-    return FixedType(int(width), int(int_bits), True, _mode(quant), _mode(overflow))
+    return FixedType(_int(width, "a fixed-point width"), _int(int_bits, "a fixed-point type's integer bits"), True,
+                     _mode(quant), _mode(overflow))
 
 
 def UFixed(width: int, int_bits: int, quant: str = "trn", overflow: str = "wrap") -> FixedType:
     """An unsigned fixed-point number (``ap_ufixed<width, int_bits, Q, O>``)."""
-    return FixedType(int(width), int(int_bits), False, _mode(quant), _mode(overflow))
+    return FixedType(_int(width, "a fixed-point width"), _int(int_bits, "a fixed-point type's integer bits"), False,
+                     _mode(quant), _mode(overflow))
 
 
 f16, bf16, f32, f64 = FloatType("f16"), FloatType("bf16"), FloatType("f32"), FloatType("f64")
@@ -351,7 +362,7 @@ def is_word(t: DType) -> bool:
     return isinstance(t, IntType) and t.bits in (32, 64)
 
 
-def _int(bits: int, signed: bool) -> IntType:
+def _int_type(bits: int, signed: bool) -> IntType:
     return IntType(min(max(bits, 1), MAX_BITS), signed)
 
 
@@ -391,13 +402,13 @@ def arith(op: str, a: DType, b: DType) -> tuple[tuple[DType, DType], DType] | st
     signed = s1 or s2
     if op in ("add", "sub", "bitand", "bitor", "bitxor"):
         c = promote(a, b)  # holds both: the rule gives the same on two of it, unless it is a C word
-        r = c if op.startswith("bit") else _int(c.bits + 1, signed or op == "sub")
+        r = c if op.startswith("bit") else _int_type(c.bits + 1, signed or op == "sub")
         return ((a, b) if is_word(c) else (c, c)), r
     if op == "mul":
-        return (a, b), _int(w1 + w2, signed)
+        return (a, b), _int_type(w1 + w2, signed)
     if op == "floordiv":  # |a // b| <= |a| except min // -1
-        return (a, b), _int(w1 + s2, signed)
-    return (a, b), _int(w2 + (s1 and not s2), signed)  # mod: the divisor's sign, |r| < |b|
+        return (a, b), _int_type(w1 + s2, signed)
+    return (a, b), _int_type(w2 + (s1 and not s2), signed)  # mod: the divisor's sign, |r| < |b|
 
 
 def _fixed_arith(op: str, a: DType, b: DType):
@@ -420,7 +431,7 @@ def _fixed_arith(op: str, a: DType, b: DType):
 def negate(t: DType) -> DType:
     """The type of ``-x``: one bit wider and signed for ap types (C words and floats keep theirs)."""
     if isinstance(t, IntType) and not is_word(t):
-        return _int(t.bits + 1, True)
+        return _int_type(t.bits + 1, True)
     if isinstance(t, FixedType):
         return _fixed(t.width + 1, t.int_bits + 1, True)
     return t
@@ -432,5 +443,5 @@ def literal_int(value: int, other: DType) -> DType:
                                                           and value in (0, 1)):
         return other
     if value >= 0 and isinstance(other, (IntType, FixedType)) and not other.signed:
-        return _int(max(1, value.bit_length()), False)
-    return _int((value if value >= 0 else -value - 1).bit_length() + 1, True)
+        return _int_type(max(1, value.bit_length()), False)
+    return _int_type((value if value >= 0 else -value - 1).bit_length() + 1, True)

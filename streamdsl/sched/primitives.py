@@ -407,6 +407,21 @@ def _current(k: Kernel, name: str, key: str):
     return dict(k.attrs.get(key, ())).get(name, ())
 
 
+INTERFACES = ("m_axi", "ap_memory")
+
+
+def interface(k: Kernel, mode: str = "ap_memory") -> Kernel:
+    """``#pragma HLS interface`` for the top function's array ports: ``m_axi`` (the default, AXI masters onto
+    card memory) or ``ap_memory`` (RAM ports: address, enable, data, as a kernel inside a larger design or the
+    published PolyBench-style reports have them); scalars stay ``s_axilite`` / ``ap_none`` accordingly.
+
+    Before: ``kernel k(A: i32[20]) -> (i32[20])``; after ``interface(k, "ap_memory")``:
+    ``kernel k(A: i32[20]) -> (i32[20]) [interface=ap_memory]``."""
+    if mode not in INTERFACES:
+        raise Refusal(f"interface mode must be one of {', '.join(INTERFACES)}, got {mode!r}")
+    return replace(k, attrs=k.attrs.set("interface", mode))
+
+
 def bind(k: Kernel, name: str, storage: str) -> Kernel:
     """``#pragma HLS bind_storage``: put a buffer in BRAM, URAM, LUTRAM or registers."""
     if storage not in STORAGE:
