@@ -56,6 +56,18 @@ def conv2d(A: i32[10, 10], F: i32[3, 3]) -> i32[8, 8]:
     return B
 
 
+@sd.kernel
+def box3(A: i32[10, 10]) -> i32[8, 8]:
+    """A 3x3 box sum: the kernel of Allo's line-buffer tests."""
+    B: i32[8, 8] = 0
+    for y, x in sd.grid(8, 8):
+        v: i32 = 0
+        for r, c in sd.grid(3, 3):
+            v += A[y + r, x + c]
+        B[y, x] = v
+    return B
+
+
 A = ints((10, 10), seed=1)
 F = ints((3, 3), seed=2)
 
@@ -174,17 +186,7 @@ def test_conv2d_line_and_window_buffers_csim():
 
 def test_conv2d_line_buffer_only():
     """test_schedule_memory.py::test_conv2D_lb: a line buffer of a 3x3 sum."""
-    @sd.kernel
-    def conv_lb(A: i32[10, 10]) -> i32[8, 8]:
-        B: i32[8, 8] = 0
-        for y, x in sd.grid(8, 8):
-            v: i32 = 0
-            for r, c in sd.grid(3, 3):
-                v += A[y + r, x + c]
-            B[y, x] = v
-        return B
-
-    s = sd.schedule(conv_lb)
+    s = sd.schedule(box3)
     s.reuse_at(s.buffer("A"), s.loop("y"))
     np.testing.assert_array_equal(s(A), conv_ref(A, np.ones((3, 3), np.int64)))
 
@@ -192,17 +194,7 @@ def test_conv2d_line_buffer_only():
 def test_conv2d_split_reorder_line_and_window():
     """test_schedule_memory.py::test_conv2D_lb_wb_schedule: split x, reorder (x_o, y, x_i), a line buffer at y
     and a window at x_i, partitioned, y pipelined."""
-    @sd.kernel
-    def conv_sum(A: i32[10, 10]) -> i32[8, 8]:
-        B: i32[8, 8] = 0
-        for y, x in sd.grid(8, 8):
-            v: i32 = 0
-            for r, c in sd.grid(3, 3):
-                v += A[y + r, x + c]
-            B[y, x] = v
-        return B
-
-    s = sd.schedule(conv_sum)
+    s = sd.schedule(box3)
     xo, xi = s.split(s.loop("x"), 4)
     s.reorder(xo, s.loop("y"), xi)
     lb = s.reuse_at(s.buffer("A"), s.loop("y"))
