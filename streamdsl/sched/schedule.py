@@ -264,6 +264,15 @@ class Schedule:
         if not outer:
             self.ir = verify(self.ir)
 
+    def restore(self, ir: Kernel, steps) -> None:
+        """Set the schedule to IR ``ir`` with the trace ``steps``: a state it was in (undoing what came after), or
+        what those steps were seen to give from an IR equal to this one (a memo of primitives: the explorer's
+        recipes).  ``ir`` is taken as verified: it is one the primitives made."""
+        if not isinstance(ir, Kernel):
+            raise TypeError(f"restore takes a Kernel IR, got {type(ir).__name__}")
+        self.ir = ir
+        self.trace.steps[:] = steps
+
     # --------------------------------------------------------------- plumbing
     def _apply(self, name, fn, args, kwargs, plain=()):
         """Run primitive ``fn``; the arguments at positions ``plain`` are values, not handles."""
@@ -364,8 +373,7 @@ def apply_cached(s: Schedule, what, fn):
     key = (id(s.ir), what)
     hit = _APPLIED.get(key)
     if hit is not None and hit[0] is s.ir:
-        s.ir = hit[1]
-        s.trace.steps.extend(hit[2])
+        s.restore(hit[1], s.trace.steps + list(hit[2]))
         return hit[3]
     base, n = s.ir, len(s.trace.steps)
     got = fn(s)

@@ -272,3 +272,19 @@ def test_a_batch_verifies_once_and_a_refusal_inside_it_changes_nothing():
             s.partition(s.buffer("X"), 1, "cyclic", 100)  # X has 8 rows: refused
         assert s.ir is before
     assert len(s.trace.steps) == 2
+
+
+def test_restore_sets_a_state_the_schedule_had_or_the_same_steps_give():
+    a = sd.schedule(gemm)
+    start, n = a.ir, len(a.trace.steps)
+    o, i = a.split(a.loop("kk"), 4)
+    a.pipeline(o)
+    after, steps = a.ir, list(a.trace.steps)
+    a.restore(start, a.trace.steps[:n])  # undo
+    assert a.ir is start and a.trace.steps == [] and str(a.trace) == str(sd.schedule(gemm).trace)
+    b = sd.schedule(gemm)
+    b.restore(after, steps)  # what those steps give from an equal IR
+    assert b.ir is after and str(b.trace) == str(Trace.from_json(b.trace.to_json()))
+    assert b.trace.replay(gemm).ir == after
+    with pytest.raises(TypeError):
+        b.restore(str(after), steps)
