@@ -441,7 +441,7 @@ def _llm(page: Page, lp) -> None:
 
 
 def _exploration_table(page: Page, ex) -> None:
-    from .perf.explore import HEADER
+    from .explorer import HEADER
 
     rows = [[Cell(str(x)) for x in t.row()] for t in ex.tried]
     best = getattr(ex.best, "name", "")

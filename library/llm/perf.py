@@ -39,7 +39,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from streamdsl import board as get_board
-from streamdsl.perf import Config, ExploreError, commit, evaluate, explore
+from streamdsl.explorer import Config, ExploreError, commit, evaluate, explore
 
 from .config import LLMConfig, LLMError, user_loc
 from .models import LLM, model
