@@ -2,7 +2,8 @@
 designs with it is :mod:`streamdsl.explorer`."""
 from ..boards import BOARDS, Board, BoardError, Memory, board
 from .model import DesignPerf, model_design, partition_slrs
+from .modelperf import ModelPerf
 from .report import resource_lines
 
-__all__ = ["BOARDS", "Board", "BoardError", "DesignPerf", "Memory", "board", "model_design",
+__all__ = ["BOARDS", "Board", "BoardError", "DesignPerf", "Memory", "ModelPerf", "board", "model_design",
            "partition_slrs", "resource_lines"]
