@@ -12,7 +12,7 @@ import dataclasses
 import functools
 import textwrap
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Callable, Protocol, runtime_checkable
 
 from ..boards import Board, board as get_board
 from ..dfg.dfschedule import DataflowSchedule
@@ -192,20 +192,37 @@ def _start(run: _Run, base_config: Config | None) -> Tried:
     return start
 
 
+@dataclass(frozen=True)
+class _Kernels:
+    """A layer's kernels as the strategies see them: their estimates at factor 1, how to estimate them (under the
+    start's loop order), the budget."""
+
+    tasks: list[str]
+    at_one: dict[str, KernelEstimate]
+    est: Callable[..., KernelEstimate | None]
+    cap_u: int
+
+    def by_gain(self, room: Room, first: frozenset = frozenset(), split: bool = True) -> Allocation | None:
+        return unroll_by_gain(self.tasks, self.at_one, self.est, room, self.cap_u, first, split)
+
+    def cycle_sum(self, a: Allocation) -> int:
+        """The kernels' cycles summed under ``a`` (about a one-token layer's latency)."""
+        return sum(self.est(tk, a.factors[tk], a.moves_of(tk)).cycles for tk in self.tasks)
+
+
 def _unrolled(run: _Run, start: Tried, budget: int | None, util: float, checkpoints: int) -> Tried:
     """The strategies' allocations from ``start``, each built and simulated; the fastest that fits (or ``start``)."""
     tasks = list(run.fn.graph.tasks)
     est = functools.partial(run.kernel, reorder=start.cfg.reorder)
-    at_one = {tk: est(tk, 1) for tk in tasks}
-    room = Room.beside(start.perf, at_one, run.board, util)
-    cap_u = budget if budget is not None else 1 << 30
-    heap = unroll_by_heap(tasks, at_one, est, room, cap_u)
+    ks = _Kernels(tasks, {tk: est(tk, 1) for tk in tasks}, est, budget if budget is not None else 1 << 30)
+    room = Room.beside(start.perf, ks.at_one, run.board, util)
+    heap = unroll_by_heap(tasks, ks.at_one, est, room, ks.cap_u)
     picks = heap[-checkpoints:] if len(heap) > checkpoints else heap
-    gain = unroll_by_gain(tasks, at_one, est, room, cap_u)
+    gain = ks.by_gain(room)
     if gain is not None and not gain.same_as(picks[-1]):
         picks.append(gain)
     if gain is not None:
-        picks += _split_alternatives(run, tasks, at_one, est, room, cap_u, gain, picks, start.cfg.reorder)
+        picks += _split_alternatives(run, ks, room, gain, picks, start.cfg.reorder)
     best = r = start
     for pick in picks:
         r = _try(run, start.cfg, pick)
@@ -216,7 +233,7 @@ def _unrolled(run: _Run, start: Tried, budget: int | None, util: float, checkpoi
         # tighter cap, three times at most (each kernel's estimates are remembered)
         if gain is None or r.perf is None or r.perf.fits:
             break
-        gain = unroll_by_gain(tasks, at_one, est, room.scaled(share), cap_u)
+        gain = ks.by_gain(room.scaled(share))
         if gain is not None:
             r = _try(run, start.cfg, gain, f" at {share * util:.0%}")
             if r.perf is not None and r.perf.fits and (not best.perf.fits or r.perf.cycles < best.perf.cycles):
@@ -224,13 +241,13 @@ def _unrolled(run: _Run, start: Tried, budget: int | None, util: float, checkpoi
     return best
 
 
-def _split_alternatives(run: _Run, tasks, at_one, est, room: Room, cap_u: int, gain: Allocation,
-                        picks: list[Allocation], reorder: bool) -> list[Allocation]:
+def _split_alternatives(run: _Run, ks: _Kernels, room: Room, gain: Allocation, picks: list[Allocation],
+                        reorder: bool) -> list[Allocation]:
     """A split sum (split_sums) is a greedy step's choice that can lead elsewhere: the by-gain allocation also
     with every unrolled float sum split from the start (a split pays off with lanes, which the steps give the
     kernel only later) and with none split; each kept when it is new and its kernels' cycles sum to less than
     the first allocation's (the one-token layer's latency is about that sum)."""
-    splittable = [tk for tk in tasks if run.search.splittable(run.fn.graph.kernel(tk), reorder)]
+    splittable = [tk for tk in ks.tasks if run.search.splittable(run.fn.graph.kernel(tk), reorder)]
     if not splittable:
         return []
     ways = []
@@ -238,15 +255,11 @@ def _split_alternatives(run: _Run, tasks, at_one, est, room: Room, cap_u: int, g
         ways.append((frozenset({"split"}), True, "float sums split first"))
     if gain.moved["split"]:  # it split some: the same without (else it is that already)
         ways.append((frozenset(), False, "no float sum split"))
-
-    def kernel_sum(a: Allocation) -> int:
-        return sum(est(tk, a.factors[tk], a.moves_of(tk)).cycles for tk in tasks)
-
-    first_sum = kernel_sum(gain)
+    first_sum = ks.cycle_sum(gain)
     out = []
     for first, split, how in ways:
-        alt = unroll_by_gain(tasks, at_one, est, room, cap_u, first, split)
-        if alt is not None and not any(alt.same_as(p) for p in picks + out) and kernel_sum(alt) < first_sum:
+        alt = ks.by_gain(room, first, split)
+        if alt is not None and not any(alt.same_as(p) for p in picks + out) and ks.cycle_sum(alt) < first_sum:
             out.append(dataclasses.replace(alt, why=alt.why.replace("by gain", f"by gain, {how}", 1)))
     return out
 
