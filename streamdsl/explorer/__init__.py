@@ -17,8 +17,9 @@ the sized DataflowSchedule), the default design, and the table of every design t
    one-token layer's latency is the sum of its kernels').  A factor is spent inside the pipelines
    (:func:`~.recipes.unroll_parallel`): the pipelined loop is split and its inner part unrolled (integer
    sums balance into adder trees, as Vitis does; a floating-point sum is split over partial accumulators by
-   ``rfactor``), then lanes of the loop around it move inside; a loop around a pipeline is never unrolled
-   (Vitis would run the copies one after another).  The arrays the lanes read are partitioned cyclically.
+   ``rfactor``, its reassociation consented to for that loop alone by ``reassociate``), then lanes of the
+   loop around it move inside; a loop around a pipeline is never unrolled (Vitis would run the copies one
+   after another).  The arrays the lanes read are partitioned cyclically.
 2. **Fusion.**  Everything in one region, or the paper's greedy algorithm 2 (``g.auto_fuse``) under the
    board's on-chip memory cap.
 3. **Resources.**  Kernels' local arrays whose banks exceed 64 KiB bound to URAM; FIFO depths sized for the

@@ -304,6 +304,8 @@ HOSTILE = {
     "build": (json.dumps({"kernel": "gemm", "steps": [_step("build", ["hls", "/tmp/anywhere"])]}),
               "step 0 names 'build', which is not a schedule primitive"),
     "a private method": (json.dumps({"kernel": "gemm", "steps": [_step("_apply")]}), "not a schedule primitive"),
+    "restore": (json.dumps({"kernel": "gemm", "steps": [_step("restore", ["kernel gemm", []])]}),
+                "step 0 names 'restore', which is not a schedule primitive"),  # sets a state; not @primitive
     "missing key": (json.dumps({"kernel": "gemm", "steps": [{"primitive": "split", "args": []}]}),
                     "step 0 is not an object with the keys"),
     "bad handle": (json.dumps({"kernel": "gemm", "steps": [_step("pipeline", [{"loop": "i", "x": 1}])]}),
