@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-INCLUDE = Path(__file__).resolve().parents[2] / "streamdsl" / "backend" / "include"
+INCLUDE = Path(__file__).resolve().parents[2] / "streamdsl" / "backend" / "include" / "csim"
 GXX = shutil.which("g++")
 pytestmark = pytest.mark.skipif(GXX is None, reason="g++ is not installed")
 

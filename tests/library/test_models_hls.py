@@ -69,7 +69,8 @@ def test_layer_projects_have_the_kernels_ports_and_pragmas(built, family):
         assert (d / top).is_file(), top
     for v in prj.variants:
         f = d / v.folder
-        for name in (f"{v.kernel}.cpp", f"{v.kernel}.h", f"tb_{v.kernel}.cpp", "run_hls.tcl", "include/hls_stream.h"):
+        for name in (f"{v.kernel}.cpp", f"{v.kernel}.h", f"tb_{v.kernel}.cpp", "run_hls.tcl", "include/streamdsl_rt.h",
+                     "include/csim/hls_stream.h"):
             assert (f / name).is_file(), name
         cpp, h = (f / f"{v.kernel}.cpp").read_text(), (f / f"{v.kernel}.h").read_text()
         assert f'extern "C" void {v.kernel}(' in h
@@ -194,7 +195,7 @@ def _cached_object(job: tuple[list[str], list[Path]]) -> None:
     args, inputs = job
     obj = Path(args[args.index("-o") + 1])
     h = hashlib.sha256(" ".join(a for a in args if not a.startswith(("-I", "/"))).encode())
-    for f in [*inputs, *sorted(MOCK.rglob("*.h")), *sorted(INCLUDE.glob("*.h"))]:
+    for f in [*inputs, *sorted(MOCK.rglob("*.h")), *sorted(INCLUDE.rglob("*.h"))]:
         h.update(f.name.encode() + b"\0" + f.read_bytes())
     cached = Path(os.environ.get("STREAMDSL_CACHE", Path.home() / ".cache" / "streamdsl")) / "xrt_mock" / h.hexdigest()[:24]
     if not cached.exists():
@@ -221,7 +222,8 @@ def compile_host(prj, where: Path) -> Path:
             + "".join(f'#include "{h}"\n' for h in ("ap_fixed.h", "ap_int.h", "hls_math.h", "hls_stream.h", "streamdsl_rt.h"))
             + f"namespace mock_{v.name} {{\n#include \"{v.kernel}.cpp\"\n}}\n"
             + f'XRT_MOCK_KERNEL("{v.kernel}", &mock_{v.name}::{v.kernel}, {{{names}}});\n')
-        jobs.append((["-O0", "-w", f"-I{MOCK}", f"-I{d / v.folder}", f"-I{d / v.folder / 'include'}", "-c", str(src),
+        jobs.append((["-O0", "-w", f"-I{MOCK}", f"-I{d / v.folder}", f"-I{d / v.folder / 'include' / 'csim'}",
+                      f"-I{d / v.folder / 'include'}", "-c", str(src),
                       "-o", str(src.with_suffix(".o"))],
                      [src, d / v.folder / f"{v.kernel}.cpp", d / v.folder / f"{v.kernel}.h"]))
     with ThreadPoolExecutor(2) as pool:

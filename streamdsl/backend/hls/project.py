@@ -23,7 +23,9 @@ from ..text import comment, md_code
 from .emit import KernelNames, ctype, dims, function, kernel_names, signature
 from .names import Scope
 
-INCLUDE = Path(__file__).resolve().parent.parent / "include"
+INCLUDE = Path(__file__).resolve().parent.parent / "include"  # streamdsl_rt.h: synthesis and C-simulation
+CSIM_INCLUDE = INCLUDE / "csim"  # the C-simulation ap_int.h, ap_fixed.h, hls_stream.h, hls_math.h (C++17, threads)
+SYNTH_INCLUDE = INCLUDE / "synth"  # the vendor's API declared in C++14: a -D__SYNTHESIS__ syntax check, nothing else
 
 
 class HLSProjectError(StreamDSLError):
@@ -201,7 +203,7 @@ class HLSProject:
         vitis = shutil.which("vitis_hls")
         if vitis:  # a real Vitis: its headers come first
             incs.append(str(Path(vitis).resolve().parent.parent / "include"))
-        incs.append(str(INCLUDE))
+        incs += [str(CSIM_INCLUDE), str(INCLUDE)]
         flags = ["-std=c++17", "-fwrapv", "-O2", "-pthread", "-Wall", "-Werror", "-Wno-unknown-pragmas", "-ffp-contract=off",
                  "-Wno-unused-label"]  # g++ does not know HLS pragmas; Vitis does
         h = hashlib.sha256()
@@ -319,8 +321,10 @@ def project_files(k: Kernel, functions: list[str], prototypes: list[str], board:
 
 
 def write(files: dict[str, str], output, overwrite: bool = False) -> None:
-    """Write ``files``, the bundled headers (``include/``) and an empty ``data/`` into ``output`` (a path or an
-    :class:`~streamdsl.backend.folder.OutputFolder`), touching nothing streamdsl did not write there."""
+    """Write ``files``, the bundled headers and an empty ``data/`` into ``output`` (a path or an
+    :class:`~streamdsl.backend.folder.OutputFolder`), touching nothing streamdsl did not write there.  The headers:
+    ``include/streamdsl_rt.h`` (on the synthesis include path) and ``include/csim/`` (C-simulation only)."""
     folder = output if isinstance(output, OutputFolder) else OutputFolder(output, overwrite)
-    headers = {f"include/{h.name}": h.read_bytes() for h in sorted(INCLUDE.glob("*.h"))}
+    headers = {f"include/{h.relative_to(INCLUDE).as_posix()}": h.read_bytes()
+               for h in sorted(INCLUDE.glob("*.h")) + sorted(CSIM_INCLUDE.glob("*.h"))}
     folder.write({**files, **headers}, dirs=("data",))
