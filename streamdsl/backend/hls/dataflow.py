@@ -469,7 +469,8 @@ class DataflowEmitter:
                 one = pipelined(s)
                 em.open_for(s, 1)
                 before(2, one)
-                em.body(s.body, 2)
+                with em.binding(s):
+                    em.body(s.body, 2)
                 after(2, one)
                 em.emit("}", 1)
             else:
@@ -485,6 +486,19 @@ class DataflowEmitter:
         return code.text(), f"{name}({', '.join(call_args)});", used
 
     # ------------------------------------------------------------ regions
+    def canonical(self, nodes: list[Node]) -> list[str]:
+        """The region's nodes in the order its processes are called (UG1448's canonical form): the loads, then
+        the tasks, converters and forks in topological order of their streams (ties in the lowering's order),
+        then the stores -- every process after the processes that feed it, so Vitis C-simulation, which runs
+        them one after the other, never reads an empty stream."""
+        inner = [n.name for n in nodes if n.kind not in ("load", "store")]
+        feeds = {m: {f.src for f in self.low.streams if f.dst == m and f.src in inner} for m in inner}
+        order: list[str] = []
+        while len(order) < len(inner):
+            rest = [m for m in inner if m not in order]
+            order.append(next((m for m in rest if feeds[m] <= set(order)), rest[0]))  # rest[0]: a cycle, as given
+        return [n.name for n in nodes if n.kind == "load"] + order + [n.name for n in nodes if n.kind == "store"]
+
     def array_name(self, edge: str) -> str:
         """The m_axi array a DMA of ``edge`` reads or writes: a port, or a DRAM buffer between regions."""
         return self.arrays[edge]
@@ -494,7 +508,6 @@ class DataflowEmitter:
         code = _Code()
         arrays: dict[str, tuple[TensorType, bool]] = {}
         decls: list[str] = []
-        procs: list[str] = []
         scalars: list[str] = []
         for n in nodes:
             if n.kind in ("load", "store"):
@@ -511,33 +524,36 @@ class DataflowEmitter:
             decls.append(f"hls::stream<{token_type(f.layout)}, {d}> {self.stream(f)}(\"{f.name}\");")
             decls.append(f"#pragma HLS stream variable={self.stream(f)} depth={d}")
         here = {n.name for n in nodes}
+        calls: dict[str, list[str]] = {}  # node -> its process calls (a bundle's: under its first load)
         for n in nodes:
+            call = calls.setdefault(n.name, []).append
             if n.kind in ("load", "store"):
                 self.fns.append(self.dma(n))
                 if self.low.bundle_of(n.name) is None:
-                    procs.append(f"{self.fn['process', n.name]}({', '.join(name for _, name in self._dma_params(n))});")
+                    call(f"{self.fn['process', n.name]}({', '.join(name for _, name in self._dma_params(n))});")
             elif n.kind == "fork":
                 self.fns.append(self.fork(n))
                 a = [self.stream(f) for f in self.ins(n.name) + self.outs(n.name)]
-                procs.append(f"{self.fn['process', n.name]}({', '.join(a)});")
+                call(f"{self.fn['process', n.name]}({', '.join(a)});")
             elif n.kind == "converter":
                 text, decl = self.converter(n)
                 self.fns.append(text)
                 decls += decl
                 buf = self.blocks[n.name]
                 (inp,) = self.ins(n.name)
-                procs.append(f"{self.fn['fill', n.name]}({self.stream(inp)}, {buf});")
-                procs.append(f"{self.fn['drain', n.name]}({buf}, {', '.join(self.stream(f) for f in self.outs(n.name))});")
+                call(f"{self.fn['fill', n.name]}({self.stream(inp)}, {buf});")
+                call(f"{self.fn['drain', n.name]}({buf}, {', '.join(self.stream(f) for f in self.outs(n.name))});")
             else:
-                text, call, used = self.task(n)
+                text, task_call, used = self.task(n)
                 self.fns.append(text)
-                procs.append(call)
+                call(task_call)
                 scalars += [self.top[v] for v in used if self.top[v] not in scalars]
         for b in self.low.bundles:  # one process reads a bundle's inputs in turn
             if b[0] in here:
                 self.fns.append(self.bundle(b))
                 args = [name for m in b for _, name in self._dma_params(self.low.nodes[m])]
-                procs.append(f"{self.fn['bundle', b[0]]}({', '.join(args)});")
+                calls[b[0]].append(f"{self.fn['bundle', b[0]]}({', '.join(args)});")
+        procs = [c for m in self.canonical(nodes) for c in calls[m]]
         params = {self.top[p.name]: p.type for p in self.graph.ir.params}
         sig = [f"{'' if w else 'const '}{ctype(t.dtype)} {a}{dims(t)}" for a, (t, w) in arrays.items()]
         sig += [f"{ctype(params[s])} {s}" for s in scalars]
@@ -546,7 +562,7 @@ class DataflowEmitter:
         code("#pragma HLS dataflow", 1)
         for line in decls:
             code(line, 1)
-        code("#ifndef __SYNTHESIS__", 0)
+        code("#ifdef STREAMDSL_THREADED_DATAFLOW", 0)  # streamdsl's C-sim: threads, bounded FIFOs; else in turn
         code("hls::sim::run_dataflow(", 1)
         for i, p in enumerate(procs):
             code(f"[&] {{ {p} }}{',' if i < len(procs) - 1 else ');'}", 3)

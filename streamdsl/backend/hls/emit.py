@@ -12,6 +12,7 @@ the code computes what the simulator computes (compile with ``-fwrapv``).
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ...errors import StreamDSLError
@@ -178,12 +179,8 @@ class Emitter:
     def stmt(self, s, depth: int) -> None:
         if isinstance(s, For):
             self.open_for(s, depth)
-            binds = loop_binds(s.attrs)
-            if binds:
-                self.bind.append(binds)
-            self.body(s.body, depth + 1)
-            if binds:
-                self.bind.pop()
+            with self.binding(s):
+                self.body(s.body, depth + 1)
             self.emit("}", depth)
         elif isinstance(s, Store):
             target = self.c(s.name)
@@ -215,6 +212,18 @@ class Emitter:
             self.ret(s, depth)
         else:
             raise AssertionError(type(s).__name__)
+
+    @contextmanager
+    def binding(self, s: For):
+        """The ``bind_op`` classes loop ``s`` sets (``bind_mul`` ...) name the operators emitted inside it."""
+        binds = loop_binds(s.attrs)
+        if binds:
+            self.bind.append(binds)
+        try:
+            yield
+        finally:
+            if binds:
+                self.bind.pop()
 
     def open_for(self, s: For, depth: int) -> None:
         """The labelled loop header and its pragmas; the caller emits the body and the brace."""
