@@ -38,7 +38,7 @@ from ...dfg.access import StepTables, pipelined, step_body
 from ...dfg.itensor import Converter, ITensor
 from ...dfg.lower import Fifo, Lowered, Node, result_locals
 from ...ir import build as B
-from ...ir.nodes import CallKernel, Kernel, Load, Return, Var
+from ...ir.nodes import CallKernel, For, Kernel, Load, Return, Var
 from ...sched.rewrite import map_stmt_exprs, replace
 from ...types import TensorType
 from ..text import comment
@@ -460,23 +460,29 @@ class DataflowEmitter:
             em.emit(f"{step}++;", depth)
 
         body = step_body(k)
+        # the top-level loop of one trip each statement came from (step_body runs its body in its place): the
+        # operators it binds (bind_op) are still bound
+        around = [lp for s in k.body for lp in
+                  ([s] * len(s.body) if isinstance(s, For) and not any(s is b for b in body) else [None])]
+        assert len(around) == len(body), "step_body runs a loop of one trip as its body, statement for statement"
         if windows:
             body = tuple(map_stmt_exprs(s, lambda x: _in_window(x, windows)) for s in body)
         for i, s in enumerate(body):
             if isinstance(s, Return):
                 continue
-            if i in tables.split:  # a step an iteration; inside a pipeline a step moves at most a token a stream
-                one = pipelined(s)
-                em.open_for(s, 1)
-                before(2, one)
-                with em.binding(s):
-                    em.body(s.body, 2)
-                after(2, one)
-                em.emit("}", 1)
-            else:
-                before(1)
-                em.stmt(s, 1)
-                after(1)
+            with em.binding(around[i]):
+                if i in tables.split:  # a step an iteration; inside a pipeline a step moves at most a token a stream
+                    one = pipelined(s)
+                    em.open_for(s, 1)
+                    before(2, one)
+                    with em.binding(s):
+                        em.body(s.body, 2)
+                    after(2, one)
+                    em.emit("}", 1)
+                else:
+                    before(1)
+                    em.stmt(s, 1)
+                    after(1)
         for e in in_edges:  # replayed or unused tokens still leave the FIFO
             get(e, 1, str(ins[e].layout.num_tokens))
         for e in out_edges:
@@ -645,7 +651,7 @@ def build(g, output=None, board: str = "u55c", overwrite: bool = False):
 
     from ...boards import board as get_board
     from ...dfg.fifo import start_offsets
-    from .project import DataflowProject, write
+    from .project import DataflowProject, emitted, write
 
     b = get_board(board)
     low = g.lowered()
@@ -662,4 +668,4 @@ def build(g, output=None, board: str = "u55c", overwrite: bool = False):
     out = Path(output) if output is not None else None
     if out is not None:
         write(files, out, overwrite=overwrite)
-    return DataflowProject(ir, files, out, b.name, b.part, b.clock_mhz, schedule=g)
+    return emitted(DataflowProject(ir, files, out, b.name, b.part, b.clock_mhz, schedule=g))

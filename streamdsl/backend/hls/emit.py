@@ -214,9 +214,9 @@ class Emitter:
             raise AssertionError(type(s).__name__)
 
     @contextmanager
-    def binding(self, s: For):
+    def binding(self, s: For | None):
         """The ``bind_op`` classes loop ``s`` sets (``bind_mul`` ...) name the operators emitted inside it."""
-        binds = loop_binds(s.attrs)
+        binds = loop_binds(s.attrs) if s is not None else {}
         if binds:
             self.bind.append(binds)
         try:

@@ -109,6 +109,13 @@ class HLSProject:
     clock_mhz: float
     _binary: Path | None = field(default=None, repr=False)
 
+    def lint(self) -> None:
+        """Check the synthesis path of the project's files against the synthesizability rules
+        (:mod:`streamdsl.backend.hls.lint`); raises a located ``CodeLintError`` naming the rule."""
+        from .lint import lint_project
+
+        lint_project(self)
+
     @property
     def top(self) -> str:
         """The top function's C++ name, which also names the files (``new_.cpp`` for a kernel ``new``)."""
@@ -250,6 +257,17 @@ class DataflowProject(HLSProject):
         onchip = g.onchip_bytes()
         lines = [str(g.simulate()), "on-chip bytes per region: " + ", ".join(f"{r}: {b}" for r, b in sorted(onchip.items()))]
         return "\n".join(lines)
+
+
+def emitted(prj: HLSProject) -> HLSProject:
+    """A project the backend has just generated; with ``STREAMDSL_LINT`` set (the test suite sets it) it is
+    linted first (:func:`.lint.lint_on_create`)."""
+    spec = os.environ.get("STREAMDSL_LINT")
+    if spec:
+        from .lint import lint_on_create
+
+        lint_on_create(prj, spec)
+    return prj
 
 
 def file_scope(kernels: list[Kernel]) -> Scope:

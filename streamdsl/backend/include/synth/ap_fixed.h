@@ -48,27 +48,7 @@ template <int _AP_W, int _AP_I, bool _AP_S, ap_q_mode _AP_Q, ap_o_mode _AP_O, in
   };
 
   ap_fixed_base();
-  template <int _AP_W2, int _AP_I2, bool _AP_S2, ap_q_mode _AP_Q2, ap_o_mode _AP_O2, int _AP_N2>
-  ap_fixed_base(const ap_fixed_base<_AP_W2, _AP_I2, _AP_S2, _AP_Q2, _AP_O2, _AP_N2>& op);
-  template <int _AP_W2, bool _AP_S2> ap_fixed_base(const ap_int_base<_AP_W2, _AP_S2>& op);
-  template <int _AP_W2, bool _AP_S2> ap_fixed_base(const ap_range_ref<_AP_W2, _AP_S2>& op);
-  template <int _AP_W2, bool _AP_S2> ap_fixed_base(const ap_bit_ref<_AP_W2, _AP_S2>& op);
-  ap_fixed_base(bool b);
-  ap_fixed_base(char b);
-  ap_fixed_base(signed char b);
-  ap_fixed_base(unsigned char b);
-  ap_fixed_base(short b);
-  ap_fixed_base(unsigned short b);
-  ap_fixed_base(int b);
-  ap_fixed_base(unsigned int b);
-  ap_fixed_base(long b);
-  ap_fixed_base(unsigned long b);
-  ap_fixed_base(ap_slong b);
-  ap_fixed_base(ap_ulong b);
-  ap_fixed_base(float d);
-  ap_fixed_base(double d);
-  ap_fixed_base(const char* s);
-  ap_fixed_base(const char* s, signed char rd);
+  _SD_CONVERTING_CTORS(ap_fixed_base)
 
   ap_fixed_base& operator=(const ap_fixed_base& op);
   template <int _AP_W2, int _AP_I2, bool _AP_S2, ap_q_mode _AP_Q2, ap_o_mode _AP_O2, int _AP_N2>
@@ -221,33 +201,7 @@ SD_AF_INT_REL(<=)
 // The public types: signed and unsigned fixed point, _AP_W bits of which _AP_I are integer bits.
 #define SD_AF_CTORS(NAME)                                                                                      \
   NAME();                                                                                                      \
-  template <int _AP_W2, int _AP_I2, ap_q_mode _AP_Q2, ap_o_mode _AP_O2, int _AP_N2>                            \
-  NAME(const ap_fixed<_AP_W2, _AP_I2, _AP_Q2, _AP_O2, _AP_N2>& op);                                            \
-  template <int _AP_W2, int _AP_I2, ap_q_mode _AP_Q2, ap_o_mode _AP_O2, int _AP_N2>                            \
-  NAME(const ap_ufixed<_AP_W2, _AP_I2, _AP_Q2, _AP_O2, _AP_N2>& op);                                           \
-  template <int _AP_W2, int _AP_I2, bool _AP_S2, ap_q_mode _AP_Q2, ap_o_mode _AP_O2, int _AP_N2>               \
-  NAME(const ap_fixed_base<_AP_W2, _AP_I2, _AP_S2, _AP_Q2, _AP_O2, _AP_N2>& op);                               \
-  template <int _AP_W2> NAME(const ap_int<_AP_W2>& op);                                                        \
-  template <int _AP_W2> NAME(const ap_uint<_AP_W2>& op);                                                       \
-  template <int _AP_W2, bool _AP_S2> NAME(const ap_int_base<_AP_W2, _AP_S2>& op);                               \
-  template <int _AP_W2, bool _AP_S2> NAME(const ap_bit_ref<_AP_W2, _AP_S2>& op);                                \
-  template <int _AP_W2, bool _AP_S2> NAME(const ap_range_ref<_AP_W2, _AP_S2>& op);                              \
-  NAME(bool v);                                                                                                \
-  NAME(char v);                                                                                                \
-  NAME(signed char v);                                                                                         \
-  NAME(unsigned char v);                                                                                       \
-  NAME(short v);                                                                                               \
-  NAME(unsigned short v);                                                                                      \
-  NAME(int v);                                                                                                 \
-  NAME(unsigned int v);                                                                                        \
-  NAME(long v);                                                                                                \
-  NAME(unsigned long v);                                                                                       \
-  NAME(ap_slong v);                                                                                            \
-  NAME(ap_ulong v);                                                                                            \
-  NAME(float v);                                                                                               \
-  NAME(double v);                                                                                              \
-  NAME(const char* s);                                                                                         \
-  NAME(const char* s, signed char radix);                                                                      \
+  _SD_CONVERTING_CTORS(NAME)                                                                                   \
   NAME& operator=(const NAME& op);                                                                             \
   template <int _AP_W2, int _AP_I2, bool _AP_S2, ap_q_mode _AP_Q2, ap_o_mode _AP_O2, int _AP_N2>               \
   NAME& operator=(const ap_fixed_base<_AP_W2, _AP_I2, _AP_S2, _AP_Q2, _AP_O2, _AP_N2>& op);

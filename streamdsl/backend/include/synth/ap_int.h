@@ -55,6 +55,37 @@ SD_AP_C_INT(long long, 64, true)
 SD_AP_C_INT(unsigned long long, 64, false)
 #undef SD_AP_C_INT
 
+// The constructors every ap type has (as in the vendor's library, implicit): from any ap value and from each C
+// arithmetic type, a string and a string in a radix.  Kept defined for ap_fixed.h.
+#define _SD_CONVERTING_CTORS(NAME)                                                                  \
+  template <int _AP_W2> NAME(const ap_int<_AP_W2>& op);                                             \
+  template <int _AP_W2> NAME(const ap_uint<_AP_W2>& op);                                            \
+  template <int _AP_W2, bool _AP_S2> NAME(const ap_int_base<_AP_W2, _AP_S2>& op);                    \
+  template <int _AP_W2, bool _AP_S2> NAME(const ap_range_ref<_AP_W2, _AP_S2>& ref);                  \
+  template <int _AP_W2, bool _AP_S2> NAME(const ap_bit_ref<_AP_W2, _AP_S2>& ref);                    \
+  template <int _AP_W2, int _AP_I2, ap_q_mode _AP_Q2, ap_o_mode _AP_O2, int _AP_N2>                 \
+  NAME(const ap_fixed<_AP_W2, _AP_I2, _AP_Q2, _AP_O2, _AP_N2>& op);                                 \
+  template <int _AP_W2, int _AP_I2, ap_q_mode _AP_Q2, ap_o_mode _AP_O2, int _AP_N2>                 \
+  NAME(const ap_ufixed<_AP_W2, _AP_I2, _AP_Q2, _AP_O2, _AP_N2>& op);                                \
+  template <int _AP_W2, int _AP_I2, bool _AP_S2, ap_q_mode _AP_Q2, ap_o_mode _AP_O2, int _AP_N2>    \
+  NAME(const ap_fixed_base<_AP_W2, _AP_I2, _AP_S2, _AP_Q2, _AP_O2, _AP_N2>& op);                    \
+  NAME(bool val);                                                                                   \
+  NAME(char val);                                                                                   \
+  NAME(signed char val);                                                                            \
+  NAME(unsigned char val);                                                                          \
+  NAME(short val);                                                                                  \
+  NAME(unsigned short val);                                                                         \
+  NAME(int val);                                                                                    \
+  NAME(unsigned int val);                                                                           \
+  NAME(long val);                                                                                   \
+  NAME(unsigned long val);                                                                          \
+  NAME(ap_slong val);                                                                               \
+  NAME(ap_ulong val);                                                                               \
+  NAME(float val);                                                                                  \
+  NAME(double val);                                                                                 \
+  NAME(const char* s);                                                                              \
+  NAME(const char* s, signed char radix);
+
 template <int _AP_W, bool _AP_S> struct ap_int_base {
   static_assert(_AP_W >= 1 && _AP_W <= AP_INT_MAX_W, "ap_[u]int width must be in [1, AP_INT_MAX_W]");
   static const int width = _AP_W;
@@ -94,27 +125,7 @@ template <int _AP_W, bool _AP_S> struct ap_int_base {
 
   ap_int_base();
   ap_int_base(const ap_int_base& op);
-  template <int _AP_W2, bool _AP_S2> ap_int_base(const ap_int_base<_AP_W2, _AP_S2>& op);
-  template <int _AP_W2, bool _AP_S2> ap_int_base(const ap_range_ref<_AP_W2, _AP_S2>& ref);
-  template <int _AP_W2, bool _AP_S2> ap_int_base(const ap_bit_ref<_AP_W2, _AP_S2>& ref);
-  template <int _AP_W2, int _AP_I2, bool _AP_S2, ap_q_mode _AP_Q2, ap_o_mode _AP_O2, int _AP_N2>
-  ap_int_base(const ap_fixed_base<_AP_W2, _AP_I2, _AP_S2, _AP_Q2, _AP_O2, _AP_N2>& op);
-  ap_int_base(bool op);
-  ap_int_base(char op);
-  ap_int_base(signed char op);
-  ap_int_base(unsigned char op);
-  ap_int_base(short op);
-  ap_int_base(unsigned short op);
-  ap_int_base(int op);
-  ap_int_base(unsigned int op);
-  ap_int_base(long op);
-  ap_int_base(unsigned long op);
-  ap_int_base(ap_slong op);
-  ap_int_base(ap_ulong op);
-  ap_int_base(float op);
-  ap_int_base(double op);
-  ap_int_base(const char* s);
-  ap_int_base(const char* s, signed char radix);
+  _SD_CONVERTING_CTORS(ap_int_base)
 
   ap_int_base& operator=(const ap_int_base& op);
   template <int _AP_W2, bool _AP_S2> ap_int_base& operator=(const ap_int_base<_AP_W2, _AP_S2>& op);
@@ -296,43 +307,17 @@ template <int _AP_W, bool _AP_S> struct ap_bit_ref {
 };
 
 // The public types: signed and unsigned integers of _AP_W bits.
-#define SD_AP_CTORS(NAME, SIGNED)                                                                   \
+#define SD_AP_CTORS(NAME)                                                                           \
   NAME();                                                                                           \
-  template <int _AP_W2> NAME(const ap_int<_AP_W2>& op);                                             \
-  template <int _AP_W2> NAME(const ap_uint<_AP_W2>& op);                                            \
-  template <int _AP_W2, bool _AP_S2> NAME(const ap_int_base<_AP_W2, _AP_S2>& op);                    \
-  template <int _AP_W2, bool _AP_S2> NAME(const ap_range_ref<_AP_W2, _AP_S2>& ref);                  \
-  template <int _AP_W2, bool _AP_S2> NAME(const ap_bit_ref<_AP_W2, _AP_S2>& ref);                    \
-  template <int _AP_W2, int _AP_I2, ap_q_mode _AP_Q2, ap_o_mode _AP_O2, int _AP_N2>                 \
-  NAME(const ap_fixed<_AP_W2, _AP_I2, _AP_Q2, _AP_O2, _AP_N2>& op);                                 \
-  template <int _AP_W2, int _AP_I2, ap_q_mode _AP_Q2, ap_o_mode _AP_O2, int _AP_N2>                 \
-  NAME(const ap_ufixed<_AP_W2, _AP_I2, _AP_Q2, _AP_O2, _AP_N2>& op);                                \
-  template <int _AP_W2, int _AP_I2, bool _AP_S2, ap_q_mode _AP_Q2, ap_o_mode _AP_O2, int _AP_N2>    \
-  NAME(const ap_fixed_base<_AP_W2, _AP_I2, _AP_S2, _AP_Q2, _AP_O2, _AP_N2>& op);                    \
-  NAME(bool val);                                                                                   \
-  NAME(char val);                                                                                   \
-  NAME(signed char val);                                                                            \
-  NAME(unsigned char val);                                                                          \
-  NAME(short val);                                                                                  \
-  NAME(unsigned short val);                                                                         \
-  NAME(int val);                                                                                    \
-  NAME(unsigned int val);                                                                           \
-  NAME(long val);                                                                                   \
-  NAME(unsigned long val);                                                                          \
-  NAME(ap_slong val);                                                                               \
-  NAME(ap_ulong val);                                                                               \
-  NAME(float val);                                                                                  \
-  NAME(double val);                                                                                 \
-  NAME(const char* s);                                                                              \
-  NAME(const char* s, signed char radix);                                                           \
+  _SD_CONVERTING_CTORS(NAME)                                                                        \
   NAME& operator=(const NAME& op2);                                                                 \
   template <int _AP_W2, bool _AP_S2> NAME& operator=(const ap_int_base<_AP_W2, _AP_S2>& op2);
 
 template <int _AP_W> struct ap_int : ap_int_base<_AP_W, true> {
-  SD_AP_CTORS(ap_int, true)
+  SD_AP_CTORS(ap_int)
 };
 
 template <int _AP_W> struct ap_uint : ap_int_base<_AP_W, false> {
-  SD_AP_CTORS(ap_uint, false)
+  SD_AP_CTORS(ap_uint)
 };
 #undef SD_AP_CTORS
