@@ -63,6 +63,6 @@ def test_an_explored_w4a8_layer_binds_its_multiplies_to_dsps():
         pragmas = re.findall(r"#pragma HLS bind_op variable=(\w+) op=mul impl=dsp", fn)
         assert pragmas, task
         for name in pragmas:  # each right after the multiply it names
-            assert re.search(rf"\n *ap_int<\d+> {name} = [^\n]*\*[^\n]*;\n *#pragma HLS bind_op variable={name} ",
+            assert re.search(rf"\n *[\w:<>, ]+ {name} = [^\n]*\*[^\n]*;\n *#pragma HLS bind_op variable={name} ",
                              fn), name
     assert [e for e in findings()["explored:gpt2-w4a8/decode_full"] if e.rule == "pragmas" and not pending(e)] == []

@@ -231,7 +231,8 @@ class Pragma:
         return self.tok.text.lstrip("#").split()[1:]
 
     def hls(self, directive: str) -> dict[str, str] | None:
-        """The options of an ``HLS <directive>`` pragma (``{"II": "1"}``), or None for another pragma."""
+        """The options of an ``HLS <directive>`` pragma, keys in lower case (``{"ii": "1"}``), or None for
+        another pragma."""
         w = self.words
         if len(w) < 2 or w[0].upper() != "HLS" or w[1].lower() != directive:
             return None
@@ -302,9 +303,6 @@ class Function:
     col: int
     file: str
     renamed: dict[str, str]  # Python name -> C++ name, from the comment above the function
-
-    def param(self, name: str) -> Param | None:
-        return next((p for p in self.params if p.name == name), None)
 
 
 @dataclass
