@@ -1,4 +1,4 @@
-"""The vendor-free HLS simulation headers (streamdsl/backend/include) against
+"""The vendor-free HLS C-simulation headers (streamdsl/backend/include/csim) against
 Python-computed expectations.
 
 Each test writes a small C++ program, compiles it with g++ (-Wall -Werror) and

@@ -112,3 +112,17 @@ def test_the_c_simulation_headers_stay_off_the_synthesis_path(tmp_path):
     r = subprocess.run([GXX, "-std=c++14", "-fsyntax-only", f"-I{SYNTH_INCLUDE}", str(src)], capture_output=True,
                        text=True, timeout=120)
     assert r.returncode != 0 and "syntax check only" in r.stderr
+
+
+def test_a_project_gives_synthesis_cxx14_and_only_streamdsl_rt_h(tmp_path):
+    """run_hls.tcl compiles the kernel and the testbench as C++14 with include/ on the path; include/ holds
+    streamdsl_rt.h alone, the C-simulation headers sit in include/csim (off every synthesis path)."""
+    prj = all_projects()["vadd:vadd"]
+    out = prj.write(tmp_path / "prj")
+    tcl = (out / "run_hls.tcl").read_text()
+    for src in (f"{prj.top}.cpp", f"tb_{prj.top}.cpp"):
+        assert any(src in line and '-cflags "-std=c++14 -fwrapv -I[file normalize include]"' in line
+                   for line in tcl.splitlines() if line.startswith("add_files")), src
+    assert sorted(h.name for h in (out / "include").glob("*.h")) == ["streamdsl_rt.h"]
+    assert sorted(h.name for h in (out / "include" / "csim").glob("*.h")) == ["ap_fixed.h", "ap_int.h", "hls_math.h",
+                                                                              "hls_stream.h"]

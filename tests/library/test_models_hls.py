@@ -52,6 +52,17 @@ def built(tmp_path_factory):
     return out
 
 
+def test_v_plus_plus_sees_streamdsl_rt_h_and_no_c_simulation_header(built):
+    """The Makefile's v++ -c include path (the layer folder and its include/) holds streamdsl_rt.h and none of
+    the C-simulation ap_int.h, ap_fixed.h, hls_stream.h, hls_math.h (include/csim): synthesis takes Vitis's."""
+    _, prj, _ = built["llama"]
+    make = (prj.output / "Makefile").read_text()
+    dirs = [d for line in make.splitlines() if line.strip().startswith("v++ -c") for d in re.findall(r"-I(\S+)", line)]
+    assert dirs
+    seen = {h.name for d in dirs for h in (prj.output / d).glob("*.h")}
+    assert "streamdsl_rt.h" in seen and not seen & {"ap_int.h", "ap_fixed.h", "hls_stream.h", "hls_math.h"}
+
+
 def m_axi_ports(cpp: str, kernel: str) -> list[str]:
     top = cpp[cpp.index(f"void {kernel}("):]
     return re.findall(r"#pragma HLS interface mode=m_axi port=(\w+) ", top)
