@@ -134,6 +134,40 @@ def test_strided_m_axi_follows_the_port_through_the_calls():
     assert findings(cpp.replace("mode=m_axi", "mode=s_axilite"), "strided-m_axi") == []  # not an m_axi port
 
 
+WORDS = """static void load_w(const sd::word *w, const sd::word *w_1, hls::stream<sd::beat<float, 16>> &s_w,
+                   hls::stream<sd::beat<float, 16>> &s_w_1) {
+  L_load_w: for (int i = 0; i < 64; i++) {
+    #pragma HLS pipeline II=1
+    s_w.write(sd::word_beat<float, 16, 32>(w[((0) * 128 + (i) * 2 + 0) / 2]));
+    s_w_1.write(sd::word_beat<float, 16, 32>(w_1[((0) * 128 + (i) * 2 + 1) / 2]));
+  }
+}
+static void store_k(hls::stream<sd::beat<float, 16>> &s_k, sd::word *k, int pos) {
+  const int at = pos < 0 ? 0 : (pos > 7 ? 7 : pos);
+  L_store_k: for (int i = 0; i < 4; i++) {
+    #pragma HLS pipeline II=1
+    const int slot = (((i)) * 8 + (((at) % 8) * 16) / 16) * 16;
+    k[slot / 16] = sd::beat_word<float, 16, 32>(s_k.read());
+  }
+}
+void k(const sd::word *w, const sd::word *w_1, sd::word *kc, int pos) {
+  #pragma HLS interface mode=m_axi port=w offset=slave bundle=gmem0
+  #pragma HLS interface mode=m_axi port=w_1 offset=slave bundle=gmem1
+  #pragma HLS interface mode=m_axi port=kc offset=slave bundle=gmem2
+  load_w(w, w_1, s_w, s_w_1);
+  store_k(s_k, kc, pos);
+}
+"""
+
+
+def test_strided_m_axi_computes_the_index_of_bus_words_over_several_ports():
+    """Words of a tensor split over two ports (lane l reads words l, l + 2, ...) walk each port in order; new
+    K rows written a head apart (a local computed from the iteration and an invariant) do not."""
+    (e,) = findings(WORDS, "strided-m_axi")
+    assert e.loc.line == line_of(WORDS, "k[slot / 16] =")
+    assert "m_axi array 'k' is written at k[slot / 16]" in e.message and "steps by 8" in e.message
+
+
 # -------------------------------------------------------------------------------------------- cxx17
 RT_OLD = """template <typename T> constexpr bool is_signed_builtin = std::is_integral<T>::value;
 template <typename T> inline T floordiv(T a, T b) {

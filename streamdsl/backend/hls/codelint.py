@@ -6,6 +6,7 @@ import ast
 import bisect
 import functools
 import re
+import zlib
 
 from ...errors import Loc
 from ...ir.deps import bind_class, bound_impl, loop_binds
@@ -184,7 +185,7 @@ class Code:
             if not arrays[n]:
                 continue
             u = self.unit_of[n]
-            inside: dict[int, set[str]] = {}  # id(loop) -> the names that vary inside it
+            inside: dict[int, tuple] = {}  # id(loop) -> (the names that vary inside it, the constants it declares)
             for s, loops in cxx.walk(f.body):
                 if not isinstance(s, cxx.Stmt):
                     continue
@@ -195,10 +196,10 @@ class Code:
                 eff = piped
                 while eff.trips() == 1 and eff.parent is not None:
                     eff = eff.parent  # a pipeline of one trip: the loop around it is the one that iterates
-                varies = inside.setdefault(id(eff), _varying(eff))
-                unrolled = {lp.var for lp in loops[loops.index(piped) + 1:] if lp.var} if piped in loops else set()
+                varies, consts = inside.setdefault(id(eff), _varying(eff))
+                unrolled = {lp.var for lp in loops[loops.index(piped) + 1:] if lp.var}
                 for a in cxx.accesses(s.toks, arrays[n]):
-                    why = _strided_why(a, eff.var, varies, unrolled)
+                    why = _strided_why(a, eff, varies, consts, unrolled)
                     if why:
                         idx = "".join(f"[{u.quote(i)}]" for i in a.indices)
                         out.append(self.error(
@@ -515,40 +516,103 @@ def _rt_unit() -> cxx.Unit:
     return cxx.read(str(path), path.read_text(), SYNTHESIS)
 
 
-def _varying(loop: cxx.Loop) -> set[str]:
-    """The names whose value may change between iterations of ``loop``: its variable, the variables of the
-    loops inside it and what its body declares."""
+def _varying(loop: cxx.Loop) -> tuple[set[str], dict[str, list[cxx.Tok]]]:
+    """(the names whose value may change between iterations of ``loop``: its variable, the variables of the loops
+    inside it, what its body declares or assigns; the ``const`` locals it declares, with their initialisers)."""
     out = {loop.var} if loop.var else set()
+    consts = {}
     for s, _ in cxx.walk(loop.body):
         if isinstance(s, cxx.Loop) and s.var:
             out.add(s.var)
         elif isinstance(s, cxx.Stmt) and (name := cxx.declared(s)) is not None:
             out.add(name)
-    return out
+            eq = next((k for k, x in enumerate(s.toks) if x.text == "="), None)
+            if s.toks[0].text == "const" and eq is not None and s.toks[-1].text == ";":
+                consts[name] = s.toks[eq + 1:-1]
+        elif isinstance(s, cxx.Stmt):
+            toks = s.toks
+            if len(toks) > 1 and cxx.is_ident(toks[0].text) and toks[1].text in cxx.ASSIGN | {"++", "--"}:
+                out.add(toks[0].text)
+            elif len(toks) > 1 and toks[0].text in ("++", "--") and cxx.is_ident(toks[1].text):
+                out.add(toks[1].text)
+    return out, consts
 
 
-def _strided_why(a: cxx.Access, var: str | None, varies: set[str], unrolled: set[str]) -> str | None:
-    """Why access ``a`` inside a pipeline over ``var`` does not walk memory one element an iteration, or None."""
-    *outer, last = a.indices
+def _strided_why(a: cxx.Access, loop: cxx.Loop, varies: set[str], consts: dict, unrolled: set[str]) -> str | None:
+    """Why access ``a`` inside the pipeline iterating over ``loop`` does not walk memory one element an
+    iteration, or None.  The index is computed for the loop's iterations with every invariant at a few values;
+    an index the evaluator cannot compute is judged by its shape: ``var + invariant`` in the last dimension."""
     n = len(a.indices)
-    for d, idx in enumerate(outer):
-        moving = sorted(cxx.idents(idx) & varies, key=lambda v: (v not in unrolled, v))
-        if moving and moving[0] in unrolled:
-            return f"loop '{moving[0]}', unrolled inside the pipeline, moves its index in dimension {d + 1} of {n} " \
+    for d, idx in enumerate(a.indices):
+        inner = sorted(_names(idx, consts) & unrolled)
+        if inner and d < n - 1:
+            return f"loop '{inner[0]}', unrolled inside the pipeline, moves its index in dimension {d + 1} of {n} " \
                    "(not the last): a strided tile each iteration"
+        if inner:
+            return f"loop '{inner[0]}', unrolled inside the pipeline, moves a whole tile each iteration"
+    try:
+        return _probe(a, loop, varies, consts)
+    except cxx.NotConstant:
+        pass
+    var = loop.var
+    for d, idx in enumerate(a.indices[:-1]):
+        moving = sorted(cxx.idents(idx) & varies)
         if moving:
             return f"its index in dimension {d + 1} of {n} (not the last) moves with '{moving[0]}' from one " \
                    "iteration to the next: a strided walk"
-    terms = [cxx.strip_parens(t) for t in cxx.split_top(cxx.strip_parens(last), "+")]
+    terms = [cxx.strip_parens(t) for t in cxx.split_top(cxx.strip_parens(a.indices[-1]), "+")]
     moving = [t for t in terms if cxx.idents(t) & varies]
-    if not moving:
-        return None  # the same element every iteration
-    if len(moving) == 1 and len(moving[0]) == 1 and moving[0][0].text == var:
-        return None  # var + invariant: one element an iteration, in order
-    inner = sorted({v for t in moving for v in cxx.idents(t) & unrolled})
-    if inner:
-        return f"loop '{inner[0]}', unrolled inside the pipeline, moves a whole tile each iteration"
+    if not moving or (len(moving) == 1 and len(moving[0]) == 1 and moving[0][0].text == var):
+        return None  # the same element every iteration, or var + invariant: one element an iteration, in order
     return f"its last index does not step by one element an iteration of the pipelined loop's '{var}'"
+
+
+def _names(toks: list[cxx.Tok], consts: dict, seen: frozenset = frozenset()) -> set[str]:
+    """The names ``toks`` depends on, through the constants they name."""
+    out = set()
+    for name in cxx.idents(toks):
+        out.add(name)
+        if name in consts and name not in seen:
+            out |= _names(consts[name], consts, seen | {name})
+    return out
+
+
+_SAMPLES = 3  # the invariants at 0, at small and at larger values
+
+
+def _probe(a: cxx.Access, loop: cxx.Loop, varies: set[str], consts: dict) -> str | None:
+    """``_strided_why`` by computing the index at the loop's first iterations (raises NotConstant)."""
+    if loop.var is None:
+        raise cxx.NotConstant("a loop without a variable")
+    trips = loop.trips()
+    count = min(trips if trips is not None else 16, 16)
+    if count < 2:
+        return None
+    init = cxx.split_top(loop.header, ";")[0]
+    eq = next((k for k, t in enumerate(init) if t.text == "="), None)
+    n = len(a.indices)
+    for salt in range(_SAMPLES):
+        def value(name: str, i: int, depth: int = 0) -> int:
+            if name == loop.var:
+                return i
+            if name in consts and depth < 16:
+                return cxx.evaluate(consts[name], lambda m: value(m, i, depth + 1))
+            if name in varies:
+                raise cxx.NotConstant(f"'{name}' changes inside the loop")
+            return 0 if salt == 0 else zlib.crc32(name.encode()) % (7 if salt == 1 else 97) + salt
+
+        start = cxx.evaluate(init[eq + 1:], lambda m: value(m, 0)) if eq is not None else 0
+        rows = [[cxx.evaluate(idx, lambda m, i=i: value(m, i)) for idx in a.indices]
+                for i in range(start, start + count)]
+        for d in range(n - 1):
+            if any(r[d] != rows[0][d] for r in rows):
+                return f"its index in dimension {d + 1} of {n} (not the last) changes from one iteration of " \
+                       f"'{loop.var}' to the next: a strided walk"
+        steps = sorted({b[-1] - r[-1] for r, b in zip(rows, rows[1:])})
+        if steps not in ([0], [1]):
+            return f"its last index steps by {', '.join(map(str, steps))} from one iteration of '{loop.var}' to " \
+                   "the next, not by one"
+    return None
 
 
 def _attrs(attrs: dict) -> str:

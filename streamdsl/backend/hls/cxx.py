@@ -598,7 +598,7 @@ class Access:
     tok: Tok
 
 
-_ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
+ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 
 
 def accesses(toks: list[Tok], names) -> list[Access]:
@@ -615,7 +615,7 @@ def accesses(toks: list[Tok], names) -> list[Access]:
         if not idx:
             continue
         start = k == 0 or (k == 1 and toks[0].text == "const")
-        write = start and j < len(toks) and toks[j].text in _ASSIGN
+        write = start and j < len(toks) and toks[j].text in ASSIGN
         out.append(Access(t.text, idx, write, t))
     return out
 
@@ -671,3 +671,103 @@ def declared(stmt: Stmt) -> str | None:
     if k + 1 < n and is_ident(toks[k].text) and toks[k + 1].text in ("=", ";", "[", "(", "{"):
         return toks[k].text
     return None
+
+
+# -------------------------------------------------------------------------------- evaluating
+class NotConstant(Exception):
+    """An expression the evaluator cannot compute (a call it does not know, a float, a name with no value)."""
+
+
+_PREC = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, "<=": 7, ">": 7, ">=": 7, "<<": 8,
+         ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
+_CALLS = {"floormod": lambda a, b: a % b if b else 0, "floordiv": lambda a, b: a // b if b else 0,
+          "min": min, "max": max}
+
+
+def _cdiv(a: int, b: int) -> int:
+    if b == 0:
+        raise NotConstant("division by zero")
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+_BINARY = {"||": lambda a, b: int(bool(a) or bool(b)), "&&": lambda a, b: int(bool(a) and bool(b)),
+           "|": lambda a, b: a | b, "^": lambda a, b: a ^ b, "&": lambda a, b: a & b, "==": lambda a, b: int(a == b),
+           "!=": lambda a, b: int(a != b), "<": lambda a, b: int(a < b), "<=": lambda a, b: int(a <= b),
+           ">": lambda a, b: int(a > b), ">=": lambda a, b: int(a >= b), "<<": lambda a, b: a << b,
+           ">>": lambda a, b: a >> b, "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+           "/": _cdiv, "%": lambda a, b: a - b * _cdiv(a, b)}
+
+
+def evaluate(toks: list[Tok], value) -> int:
+    """The value of a C integer expression (literals, names, ``+ - * / % << >> & | ^``, comparisons, ``&& || !``,
+    ``?:``, parentheses, ``int`` casts, ``sd::floormod/floordiv/min/max``) with C's division; ``value(name)``
+    gives a name's value.  Raises :class:`NotConstant` for anything else."""
+    pos = 0
+
+    def peek(k: int = 0) -> str | None:
+        return toks[pos + k].text if pos + k < len(toks) else None
+
+    def take() -> str:
+        nonlocal pos
+        if pos >= len(toks):
+            raise NotConstant("the expression ends early")
+        pos += 1
+        return toks[pos - 1].text
+
+    def primary() -> int:
+        t = take()
+        if t in ("-", "+", "!", "~"):
+            v = primary()
+            return {"-": -v, "+": v, "!": int(not v), "~": ~v}[t]
+        if t == "(":
+            if peek() in ("int", "unsigned", "long") and peek(1) == ")":  # a cast to an integer
+                take(), take()
+                return primary()
+            v = ternary()
+            if take() != ")":
+                raise NotConstant("unbalanced parentheses")
+            return v
+        if re.fullmatch(r"0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*", t):
+            return int(re.sub(r"[uUlL]+$", "", t), 0)
+        if is_ident(t):
+            name = t
+            while peek() == "::":
+                take()
+                name = take()
+            if peek() == "(":
+                take()
+                args = []
+                while peek() != ")":
+                    args.append(ternary())
+                    if peek() == ",":
+                        take()
+                take()
+                if name not in _CALLS:
+                    raise NotConstant(f"a call of {name}")
+                return _CALLS[name](*args)
+            return value(name)
+        raise NotConstant(f"'{t}'")
+
+    def binary(level: int) -> int:
+        v = primary()
+        while (op := peek()) in _PREC and _PREC[op] >= level:
+            take()
+            v = _BINARY[op](v, binary(_PREC[op] + 1))
+        return v
+
+    def ternary() -> int:
+        c = binary(1)
+        if peek() != "?":
+            return c
+        take()
+        a = ternary()
+        if take() != ":":
+            raise NotConstant("a ? without :")
+        b = ternary()
+        return a if c else b
+
+    v = ternary()
+    if pos != len(toks):
+        raise NotConstant("more after the expression")
+    return v
