@@ -59,13 +59,7 @@ template <int _AP_W, int _AP_I, bool _AP_S, ap_q_mode _AP_Q, ap_o_mode _AP_O, in
   ap_int_base<(_AP_I > 1 ? _AP_I : 1), _AP_S> to_ap_int_base(bool Cnative = true) const;
   double to_double() const;
   float to_float() const;
-  int to_int() const;
-  unsigned to_uint() const;
-  long to_long() const;
-  unsigned long to_ulong() const;
-  ap_slong to_int64() const;
-  ap_ulong to_uint64() const;
-  int length() const;
+  _SD_TO_INTEGERS
   operator long double() const;
   operator double() const;
   operator float() const;

@@ -86,6 +86,16 @@ SD_AP_C_INT(unsigned long long, 64, false)
   NAME(const char* s);                                                                              \
   NAME(const char* s, signed char radix);
 
+// The integer conversions every ap type and range has.  Kept defined for ap_fixed.h.
+#define _SD_TO_INTEGERS           \
+  int to_int() const;             \
+  unsigned to_uint() const;       \
+  long to_long() const;           \
+  unsigned long to_ulong() const; \
+  ap_slong to_int64() const;      \
+  ap_ulong to_uint64() const;     \
+  int length() const;
+
 template <int _AP_W, bool _AP_S> struct ap_int_base {
   static_assert(_AP_W >= 1 && _AP_W <= AP_INT_MAX_W, "ap_[u]int width must be in [1, AP_INT_MAX_W]");
   static const int width = _AP_W;
@@ -133,16 +143,10 @@ template <int _AP_W, bool _AP_S> struct ap_int_base {
   operator RetType() const;
 
   // Conversions and queries.
-  int to_int() const;
-  unsigned to_uint() const;
-  long to_long() const;
-  unsigned long to_ulong() const;
-  ap_slong to_int64() const;
-  ap_ulong to_uint64() const;
+  _SD_TO_INTEGERS
   float to_float() const;
   double to_double() const;
   bool to_bool() const;
-  int length() const;
   bool iszero() const;
   bool is_zero() const;
   bool sign() const;
@@ -277,13 +281,7 @@ template <int _AP_W, bool _AP_S> struct ap_range_ref {
   ap_range_ref& operator=(const ap_fixed_base<_AP_W2, _AP_I2, _AP_S2, _AP_Q2, _AP_O2, _AP_N2>& val);
   operator ap_int_base<_AP_W, false>() const;
   operator ap_ulong() const;
-  int to_int() const;
-  unsigned to_uint() const;
-  long to_long() const;
-  unsigned long to_ulong() const;
-  ap_slong to_int64() const;
-  ap_ulong to_uint64() const;
-  int length() const;
+  _SD_TO_INTEGERS
   bool and_reduce() const;
   bool or_reduce() const;
   bool xor_reduce() const;
