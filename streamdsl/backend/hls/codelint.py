@@ -203,7 +203,7 @@ class Code:
                     if why:
                         idx = "".join(f"[{u.quote(i)}]" for i in a.indices)
                         out.append(self.error(
-                            "strided-m_axi", u, a.tok,
+                            "strided-m_axi", u, cxx.Tok(a.name + idx, a.tok.line, a.tok.col),  # the whole access
                             f"m_axi array '{a.name}' is {'written' if a.write else 'read'} at {a.name}{idx} inside "
                             f"the pipelined loop at line {piped.line}: {why}; the accesses cannot burst "
                             "(one AXI transaction each)",
