@@ -36,7 +36,7 @@ def test_fused_ffn_streams_rows_through_bounded_fifos():
     # x lies in DRAM as its 8 rows of 256 bits, two a 512-bit word, read in order (a burst)
     assert ("#pragma HLS interface mode=m_axi port=x offset=slave bundle=gmem0 depth=4 max_read_burst_length=64 "
             "max_write_burst_length=64") in src
-    assert "hls::sim::run_dataflow(" in src and "#ifndef __SYNTHESIS__" in src
+    assert "hls::sim::run_dataflow(" in src and "#ifdef STREAMDSL_THREADED_DATAFLOW" in src
     assert "//   reads x (itensor<1x8xf32, [8,1]*[1,8], (d0,d1)->(d0,d1)>): streamed: reads 8 token(s) at 8 of 9 steps, up to 1 at once" in src
     np.testing.assert_array_equal(prj.csim(X, W1, W2), ffn(X, W1, W2))
 

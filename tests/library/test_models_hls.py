@@ -52,6 +52,17 @@ def built(tmp_path_factory):
     return out
 
 
+def test_v_plus_plus_sees_streamdsl_rt_h_and_no_c_simulation_header(built):
+    """The Makefile's v++ -c include path (the layer folder and its include/) holds streamdsl_rt.h and none of
+    the C-simulation ap_int.h, ap_fixed.h, hls_stream.h, hls_math.h (include/csim): synthesis takes Vitis's."""
+    _, prj, _ = built["llama"]
+    make = (prj.output / "Makefile").read_text()
+    dirs = [d for line in make.splitlines() if line.strip().startswith("v++ -c") for d in re.findall(r"-I(\S+)", line)]
+    assert dirs
+    seen = {h.name for d in dirs for h in (prj.output / d).glob("*.h")}
+    assert "streamdsl_rt.h" in seen and not seen & {"ap_int.h", "ap_fixed.h", "hls_stream.h", "hls_math.h"}
+
+
 def m_axi_ports(cpp: str, kernel: str) -> list[str]:
     top = cpp[cpp.index(f"void {kernel}("):]
     return re.findall(r"#pragma HLS interface mode=m_axi port=(\w+) ", top)
@@ -69,7 +80,8 @@ def test_layer_projects_have_the_kernels_ports_and_pragmas(built, family):
         assert (d / top).is_file(), top
     for v in prj.variants:
         f = d / v.folder
-        for name in (f"{v.kernel}.cpp", f"{v.kernel}.h", f"tb_{v.kernel}.cpp", "run_hls.tcl", "include/hls_stream.h"):
+        for name in (f"{v.kernel}.cpp", f"{v.kernel}.h", f"tb_{v.kernel}.cpp", "run_hls.tcl", "include/streamdsl_rt.h",
+                     "include/csim/hls_stream.h"):
             assert (f / name).is_file(), name
         cpp, h = (f / f"{v.kernel}.cpp").read_text(), (f / f"{v.kernel}.h").read_text()
         assert f'extern "C" void {v.kernel}(' in h
@@ -202,7 +214,7 @@ def _cached_object(job: tuple[list[str], list[Path]]) -> None:
     args, inputs = job
     obj = Path(args[args.index("-o") + 1])
     h = hashlib.sha256(" ".join(a for a in args if not a.startswith(("-I", "/"))).encode())
-    for f in [*inputs, *sorted(MOCK.rglob("*.h")), *sorted(INCLUDE.glob("*.h"))]:
+    for f in [*inputs, *sorted(MOCK.rglob("*.h")), *sorted(INCLUDE.rglob("*.h"))]:
         h.update(f.name.encode() + b"\0" + f.read_bytes())
     cached = Path(os.environ.get("STREAMDSL_CACHE", Path.home() / ".cache" / "streamdsl")) / "xrt_mock" / h.hexdigest()[:24]
     if not cached.exists():
@@ -229,7 +241,8 @@ def compile_host(prj, where: Path) -> Path:
             + "".join(f'#include "{h}"\n' for h in ("ap_fixed.h", "ap_int.h", "hls_math.h", "hls_stream.h", "streamdsl_rt.h"))
             + f"namespace mock_{v.name} {{\n#include \"{v.kernel}.cpp\"\n}}\n"
             + f'XRT_MOCK_KERNEL("{v.kernel}", &mock_{v.name}::{v.kernel}, {{{names}}});\n')
-        jobs.append((["-O0", "-w", f"-I{MOCK}", f"-I{d / v.folder}", f"-I{d / v.folder / 'include'}", "-c", str(src),
+        jobs.append((["-O0", "-w", f"-I{MOCK}", f"-I{d / v.folder}", f"-I{d / v.folder / 'include' / 'csim'}",
+                      f"-I{d / v.folder / 'include'}", "-c", str(src),
                       "-o", str(src.with_suffix(".o"))],
                      [src, d / v.folder / f"{v.kernel}.cpp", d / v.folder / f"{v.kernel}.h"]))
     with ThreadPoolExecutor(2) as pool:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from ...ir.nodes import Kernel
 from ...boards import board as get_board
-from .project import CSimError, HLSProject, HLSProjectError, generate, write
+from .project import CSimError, HLSProject, HLSProjectError, emitted, generate, write
 
 
 def build(k: Kernel, output=None, board: str = "u55c", overwrite: bool = False, source: str | None = None) -> HLSProject:
@@ -19,7 +19,7 @@ def build(k: Kernel, output=None, board: str = "u55c", overwrite: bool = False, 
     out = Path(output) if output is not None else None
     if out is not None:
         write(files, out, overwrite=overwrite)
-    return HLSProject(k, files, out, b.name, b.part, b.clock_mhz, labels=labels)
+    return emitted(HLSProject(k, files, out, b.name, b.part, b.clock_mhz, labels=labels))
 
 
 __all__ = ["build", "HLSProject", "CSimError", "HLSProjectError"]

@@ -135,6 +135,7 @@ class DataflowEmitter:
         self.ports = {e: [a] + [self.top.fresh(f"{a}_{j}") for j in range(1, self.plan.ports[e])]
                       for e, a in self.arrays.items() if e in self.plan.ports}
         self.streams = {}
+        self.fifo_depths: dict[str, int] = {}  # stream variable -> its depth in beats (what the lint checks)
         for f in low.streams:
             base = self.top.fresh(f"s_{cname(f.name)}")
             lanes = self.plan.lanes[f.name]
@@ -595,14 +596,25 @@ class DataflowEmitter:
         return code.text(), f"{name}({', '.join(call_args)});", used
 
     # ------------------------------------------------------------ regions
+    def canonical(self, nodes: list[Node]) -> list[str]:
+        """The region's nodes in the order its processes are called (UG1448's canonical form): the loads, then
+        the tasks, converters and forks in topological order of their streams (ties in the lowering's order),
+        then the stores -- every process after the processes that feed it, so Vitis C-simulation, which runs
+        them one after the other, never reads an empty stream."""
+        inner = [n.name for n in nodes if n.kind not in ("load", "store")]
+        feeds = {m: {f.src for f in self.low.streams if f.dst == m and f.src in inner} for m in inner}
+        order: list[str] = []
+        while len(order) < len(inner):
+            rest = [m for m in inner if m not in order]
+            order.append(next((m for m in rest if feeds[m] <= set(order)), rest[0]))  # rest[0]: a cycle, as given
+        return [n.name for n in nodes if n.kind == "load"] + order + [n.name for n in nodes if n.kind == "store"]
+
     def region(self, r: int, nodes: list[Node]) -> tuple[str, list[tuple[str, str, bool]]]:
         """(the call of the region, its ports (name, tensor, written))."""
         code = _Code()
         ports: dict[str, tuple[str, bool]] = {}
         decls: list[str] = []
-        procs: list[tuple[int, str]] = []  # (canonical rank: loads, then the graph's order, then stores; call)
         scalars: list[str] = []
-        order = {t: i for i, t in enumerate(self.graph.tasks)}
         for n in nodes:
             if n.kind in ("load", "store"):
                 for p in self.ports[n.dma.tensor]:
@@ -615,47 +627,41 @@ class DataflowEmitter:
         for f in streams:
             d = self.depths[f.name] * self.plan.token_cycles(f.name)  # a token's beats on each FIFO
             for s in self.stream(f):
+                self.fifo_depths[s] = d
                 decls.append(f"hls::stream<{self.beat_type(f)}, {d}> {s}(\"{f.name}\");")
                 decls.append(f"#pragma HLS stream variable={s} depth={d}")
         here = {n.name for n in nodes}
-
-        def rank(n: Node) -> int:
-            if n.kind == "load":
-                return 0
-            if n.kind == "store":
-                return 3 * len(order) + 2
-            t = n.name if n.kind == "task" else next((f.dst for f in self.low.streams if f.src == n.name), n.name)
-            return 1 + 3 * order.get(t, 0) + (0 if n.kind != "task" else 1)
-
+        calls: dict[str, list[str]] = {}  # node -> its process calls (a bundle's: under its first load)
         for n in nodes:
+            call = calls.setdefault(n.name, []).append
             if n.kind in ("load", "store"):
                 self.fns.append(self.dma(n))
                 if self.low.bundle_of(n.name) is None:
-                    procs.append((rank(n), f"{self.fn['process', n.name]}({', '.join(name for _, name in self._dma_params(n))});"))
+                    call(f"{self.fn['process', n.name]}({', '.join(name for _, name in self._dma_params(n))});")
             elif n.kind == "fork":
                 self.fns.append(self.fork(n))
                 a = [s for f in self.ins(n.name) + self.outs(n.name) for s in self.stream(f)]
-                procs.append((rank(n), f"{self.fn['process', n.name]}({', '.join(a)});"))
+                call(f"{self.fn['process', n.name]}({', '.join(a)});")
             elif n.kind == "converter":
                 text, decl = self.converter(n)
                 self.fns.append(text)
                 decls += decl
                 buf = self.blocks[n.name]
                 (inp,) = self.ins(n.name)
-                procs.append((rank(n), f"{self.fn['fill', n.name]}({', '.join(self.stream(inp))}, {buf});"))
+                call(f"{self.fn['fill', n.name]}({', '.join(self.stream(inp))}, {buf});")
                 outs = ", ".join(s for f in self.outs(n.name) for s in self.stream(f))
-                procs.append((rank(n), f"{self.fn['drain', n.name]}({buf}, {outs});"))
+                call(f"{self.fn['drain', n.name]}({buf}, {outs});")
             else:
-                text, call, used = self.task(n)
+                text, task_call, used = self.task(n)
                 self.fns.append(text)
-                procs.append((rank(n), call))
+                call(task_call)
                 scalars += [self.top[v] for v in used if self.top[v] not in scalars]
         for b in self.low.bundles:  # one process reads a bundle's inputs in turn
             if b[0] in here:
                 self.fns.append(self.bundle(b))
                 args = [name for m in b for _, name in self._dma_params(self.low.nodes[m])]
-                procs.append((0, f"{self.fn['bundle', b[0]]}({', '.join(args)});"))
-        calls = [c for _, c in sorted(procs, key=lambda x: x[0])]  # producers first (UG1399's canonical form)
+                calls[b[0]].append(f"{self.fn['bundle', b[0]]}({', '.join(args)});")
+        procs = [c for m in self.canonical(nodes) for c in calls[m]]
         params = {self.top[p.name]: p.type for p in self.graph.ir.params}
         sig = [f"{'' if w else 'const '}sd::word *{a}" for a, (_t, w) in ports.items()]
         sig += [f"{ctype(params[s])} {s}" for s in scalars]
@@ -664,12 +670,12 @@ class DataflowEmitter:
         code("#pragma HLS dataflow", 1)
         for line in decls:
             code(line, 1)
-        code("#ifndef __SYNTHESIS__", 0)
+        code("#ifdef STREAMDSL_THREADED_DATAFLOW", 0)  # streamdsl's C-sim: threads, bounded FIFOs; else in turn
         code("hls::sim::run_dataflow(", 1)
-        for i, p in enumerate(calls):
-            code(f"[&] {{ {p} }}{',' if i < len(calls) - 1 else ');'}", 3)
+        for i, p in enumerate(procs):
+            code(f"[&] {{ {p} }}{',' if i < len(procs) - 1 else ');'}", 3)
         code("#else", 0)
-        for p in calls:
+        for p in procs:
             code(p, 1)
         code("#endif", 0)
         code("}")
@@ -789,7 +795,13 @@ def generate(g, low: Lowered, depths: dict[str, int], priority: dict[str, tuple[
                            ports, {q.name: em.top[q.name] for q in g.graph.ir.params})
     processes = {n: em.fn["process", n] for (what, n) in [k for k in em.fn if k[0] == "process"]}
     scalars = [(q.name, em.top[q.name], ctype(q.type)) for q in g.graph.ir.params if not isinstance(q.type, TensorType)]
-    return files, ports, dict(tasks=em.emitted, processes=processes, scalars=scalars)
+    functions = []  # (C++ function, the kernel it was emitted from, its statements): what the lint checks
+    for t in g.graph.tasks:
+        name, proc, _labels = em.emitted[t]
+        functions.append((name, proc, proc.body))
+        functions += [(em.file[c.name], c, c.body) for c in _kernels_in_order(g.kernel_ir(t))[:-1]]
+    return files, ports, dict(tasks=em.emitted, processes=processes, scalars=scalars, functions=functions,
+                              fifos=dict(em.fifo_depths))
 
 
 def build(g, output=None, board: str = "u55c", overwrite: bool = False):
@@ -798,7 +810,7 @@ def build(g, output=None, board: str = "u55c", overwrite: bool = False):
 
     from ...boards import board as get_board
     from ...dfg.fifo import start_offsets
-    from .project import DataflowProject, write
+    from .project import DataflowProject, emitted, write
 
     b = get_board(board)
     low = g.lowered()
@@ -811,9 +823,9 @@ def build(g, output=None, board: str = "u55c", overwrite: bool = False):
         priority[e.name] = (starts[e.src] + e.write_iter(src, 0) * src.ii + src.lat,
                             starts[e.dst] + e.read_iter(dst, 0) * dst.ii)
     ir = g.graph.ir
-    files, ports, emitted = generate(g, low, g.depths(low), priority, b, ir.loc.file if ir.loc else "?", timing)
+    files, ports, record = generate(g, low, g.depths(low), priority, b, ir.loc.file if ir.loc else "?", timing)
     out = Path(output) if output is not None else None
     if out is not None:
         write(files, out, overwrite=overwrite)
-    return DataflowProject(ir, files, out, b.name, b.part, b.clock_mhz, schedule=g, ports=ports, timing=timing,
-                           emitted=emitted)
+    return emitted(DataflowProject(ir, files, out, b.name, b.part, b.clock_mhz, schedule=g, ports=ports, timing=timing,
+                                   emitted=record))

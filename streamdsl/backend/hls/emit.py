@@ -12,6 +12,7 @@ the code computes what the simulator computes (compile with ``-fwrapv``).
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ...errors import StreamDSLError
@@ -211,15 +212,11 @@ class Emitter:
     def stmt(self, s, depth: int) -> None:
         if isinstance(s, For):
             self.open_for(s, depth)
-            binds = loop_binds(s.attrs)
-            if binds:
-                self.bind.append(binds)
             piped = "pipeline" in s.attrs or "unroll" in s.attrs
             self.pipe_depth += piped
-            self.body(s.body, depth + 1)
+            with self.binding(s):
+                self.body(s.body, depth + 1)
             self.pipe_depth -= piped
-            if binds:
-                self.bind.pop()
             self.emit("}", depth)
         elif isinstance(s, StreamMove):
             self.on_move(s, depth, self.pipe_depth > 0)
@@ -255,6 +252,18 @@ class Emitter:
             self.ret(s, depth)
         else:
             raise AssertionError(type(s).__name__)
+
+    @contextmanager
+    def binding(self, s: For | None):
+        """The ``bind_op`` classes loop ``s`` sets (``bind_mul`` ...) name the operators emitted inside it."""
+        binds = loop_binds(s.attrs) if s is not None else {}
+        if binds:
+            self.bind.append(binds)
+        try:
+            yield
+        finally:
+            if binds:
+                self.bind.pop()
 
     def open_for(self, s: For, depth: int) -> None:
         """The labelled loop header and its pragmas; the caller emits the body and the brace."""

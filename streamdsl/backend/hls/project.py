@@ -23,7 +23,9 @@ from ..text import comment, md_code
 from .emit import KernelNames, ctype, dims, function, kernel_names, signature
 from .names import Scope
 
-INCLUDE = Path(__file__).resolve().parent.parent / "include"
+INCLUDE = Path(__file__).resolve().parent.parent / "include"  # streamdsl_rt.h: synthesis and C-simulation
+CSIM_INCLUDE = INCLUDE / "csim"  # the C-simulation ap_int.h, ap_fixed.h, hls_stream.h, hls_math.h (C++17, threads)
+SYNTH_INCLUDE = INCLUDE / "synth"  # the vendor's API declared in C++14: a -D__SYNTHESIS__ syntax check, nothing else
 
 
 class HLSProjectError(StreamDSLError):
@@ -107,6 +109,13 @@ class HLSProject:
     clock_mhz: float
     _binary: Path | None = field(default=None, repr=False)
     labels: dict = field(default_factory=dict, repr=False)  # IR loop id -> its label in the top function
+
+    def lint(self) -> None:
+        """Check the synthesis path of the project's files against the synthesizability rules
+        (:mod:`streamdsl.backend.hls.lint`); raises a located ``CodeLintError`` naming the rule."""
+        from .lint import lint_project
+
+        lint_project(self)
 
     @property
     def top(self) -> str:
@@ -223,7 +232,7 @@ class HLSProject:
         vitis = shutil.which("vitis_hls")
         if vitis:  # a real Vitis: its headers come first
             incs.append(str(Path(vitis).resolve().parent.parent / "include"))
-        incs.append(str(INCLUDE))
+        incs += [str(CSIM_INCLUDE), str(INCLUDE)]
         flags = ["-std=c++17", "-fwrapv", "-O2", "-pthread", "-Wall", "-Werror", "-Wno-unknown-pragmas", "-ffp-contract=off",
                  "-Wno-unused-label"]  # g++ does not know HLS pragmas; Vitis does
         if account:  # every labelled loop counts its entries and trips (streamdsl_rt.h)
@@ -398,6 +407,17 @@ class DataflowProject(HLSProject):
         return "\n".join(lines)
 
 
+def emitted(prj: HLSProject) -> HLSProject:
+    """A project the backend has just generated; with ``STREAMDSL_LINT`` set (the test suite sets it) it is
+    linted first (:func:`.lint.lint_on_create`)."""
+    spec = os.environ.get("STREAMDSL_LINT")
+    if spec:
+        from .lint import lint_on_create
+
+        lint_on_create(prj, spec)
+    return prj
+
+
 def file_scope(kernels: list[Kernel]) -> Scope:
     """The scope of a project's functions, the user's kernels named first (the top one before its callees)."""
     file = Scope()
@@ -507,8 +527,10 @@ def dataflow_files(ir: Kernel, functions: list[str], prototypes: list[str], boar
 
 
 def write(files: dict[str, str], output, overwrite: bool = False) -> None:
-    """Write ``files``, the bundled headers (``include/``) and an empty ``data/`` into ``output`` (a path or an
-    :class:`~streamdsl.backend.folder.OutputFolder`), touching nothing streamdsl did not write there."""
+    """Write ``files``, the bundled headers and an empty ``data/`` into ``output`` (a path or an
+    :class:`~streamdsl.backend.folder.OutputFolder`), touching nothing streamdsl did not write there.  The headers:
+    ``include/streamdsl_rt.h`` (on the synthesis include path) and ``include/csim/`` (C-simulation only)."""
     folder = output if isinstance(output, OutputFolder) else OutputFolder(output, overwrite)
-    headers = {f"include/{h.name}": h.read_bytes() for h in sorted(INCLUDE.glob("*.h"))}
+    headers = {f"include/{h.relative_to(INCLUDE).as_posix()}": h.read_bytes()
+               for h in sorted(INCLUDE.glob("*.h")) + sorted(CSIM_INCLUDE.glob("*.h"))}
     folder.write({**files, **headers}, dirs=("data",))

@@ -1,10 +1,12 @@
 // streamdsl_rt.h: helpers the emitted HLS C++ uses so that it computes exactly
 // what the reference simulator computes (see streamdsl/types.py for the rules).
-// Synthesizable: templates over scalar types, no heap, no recursion.
+// Synthesizable and plain C++14 (the synthesis path: no `if constexpr`, no `_v` traits; the kind of a type
+// picks an overload instead): templates over scalar types, no heap, no recursion.  It includes ap_int.h,
+// ap_fixed.h and hls_math.h by name: Vitis's own in synthesis, include/csim's in streamdsl's C-simulation.
 #pragma once
 // Kernels leave local arrays that they overwrite whole uninitialised, as HLS code does (an initialiser is a
 // pass over the array in hardware); g++ -O2 cannot always prove that the writes cover every element.
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__SYNTHESIS__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <cmath>
@@ -18,39 +20,64 @@
 
 namespace sd {
 
-// Floor division and modulo with Python semantics; x // 0 == 0 and x % 0 == 0.
+namespace kind {
+// What a helper must do differently for a type: floats round, signed builtins trap on MIN / -1 (x86 SIGFPE),
+// the rest (unsigned builtins, ap_int, ap_fixed) wrap.
+struct real {};
+struct signed_builtin {};
+struct other {};
+template <typename T> struct of {
+  typedef typename std::conditional<
+      std::is_floating_point<T>::value, real,
+      typename std::conditional<std::is_integral<T>::value && std::is_signed<T>::value, signed_builtin,
+                                other>::type>::type type;
+};
+}  // namespace kind
+
+namespace detail {
+// Floor division and modulo with Python semantics; x // 0 == 0 and x % 0 == 0 (checked by the callers).
+template <typename T> inline T floordiv(T a, T b, kind::real) { return std::floor(a / b); }
+template <typename T> inline T floordiv(T a, T b, kind::other) {
+  T q = T(a / b);
+  if ((a % b != T(0)) && ((a < T(0)) != (b < T(0)))) q = T(q - T(1));
+  return q;
+}
 // The most negative value divided by -1 overflows (x86 traps: SIGFPE); the simulator (NumPy) wraps it to
 // itself, with remainder 0.  The negation is done unsigned, where it wraps without undefined behaviour.
-template <typename T> constexpr bool is_signed_builtin = std::is_integral<T>::value && std::is_signed<T>::value;
+template <typename T> inline T floordiv(T a, T b, kind::signed_builtin) {
+  typedef typename std::make_unsigned<T>::type U;
+  if (b == T(-1)) return T(U(0) - U(a));
+  return floordiv(a, b, kind::other());
+}
+
+template <typename T> inline T floormod(T a, T b, kind::real) {
+  T r = std::fmod(a, b);
+  if (r != T(0) && ((r < T(0)) != (b < T(0)))) r += b;
+  return r;
+}
+template <typename T> inline T floormod(T a, T b, kind::other) {
+  T r = T(a % b);
+  if (r != T(0) && ((r < T(0)) != (b < T(0)))) r = T(r + b);
+  return r;
+}
+template <typename T> inline T floormod(T a, T b, kind::signed_builtin) {
+  if (b == T(-1)) return T(0);
+  return floormod(a, b, kind::other());
+}
+
+// NaN in, NaN out for max and min of floats; other types have no NaN.
+template <typename T> inline bool either_nan(T a, T b, kind::real) { return std::isnan(a) || std::isnan(b); }
+template <typename T, typename K> inline bool either_nan(T, T, K) { return false; }
+}  // namespace detail
 
 template <typename T> inline T floordiv(T a, T b) {
   if (b == T(0)) return T(0);
-  if constexpr (is_signed_builtin<T>) {
-    if (b == T(-1)) return T(std::make_unsigned_t<T>(0) - std::make_unsigned_t<T>(a));
-  }
-  if constexpr (std::is_floating_point<T>::value) {
-    return std::floor(a / b);
-  } else {
-    T q = T(a / b);
-    if ((a % b != T(0)) && ((a < T(0)) != (b < T(0)))) q = T(q - T(1));
-    return q;
-  }
+  return detail::floordiv(a, b, typename kind::of<T>::type());
 }
 
 template <typename T> inline T floormod(T a, T b) {
   if (b == T(0)) return T(0);
-  if constexpr (is_signed_builtin<T>) {
-    if (b == T(-1)) return T(0);
-  }
-  if constexpr (std::is_floating_point<T>::value) {
-    T r = std::fmod(a, b);
-    if (r != T(0) && ((r < T(0)) != (b < T(0)))) r += b;
-    return r;
-  } else {
-    T r = T(a % b);
-    if (r != T(0) && ((r < T(0)) != (b < T(0)))) r = T(r + b);
-    return r;
-  }
+  return detail::floormod(a, b, typename kind::of<T>::type());
 }
 
 // Shifts by the type's width or more give 0 (or the sign for >> of negatives).
@@ -87,16 +114,12 @@ template <typename A, typename B> inline auto fixdiv(A a, B b) -> decltype(a / b
 }
 
 template <typename T> inline T max(T a, T b) {
-  if constexpr (std::is_floating_point<T>::value) {
-    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
-  }
+  if (detail::either_nan(a, b, typename kind::of<T>::type())) return std::numeric_limits<T>::quiet_NaN();
   return a < b ? b : a;
 }
 
 template <typename T> inline T min(T a, T b) {
-  if constexpr (std::is_floating_point<T>::value) {
-    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
-  }
+  if (detail::either_nan(a, b, typename kind::of<T>::type())) return std::numeric_limits<T>::quiet_NaN();
   return b < a ? b : a;
 }
 
