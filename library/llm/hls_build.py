@@ -168,11 +168,12 @@ class AcceleratorProject:
     prefill_len: int
     max_len: int
     build_seconds: float = 0.0
+    schedule: str = "explored"  # the decode layers' schedule (SCHEDULES)
 
     def __repr__(self) -> str:
         where = f" in {self.output}" if self.output else ""
         ks = ", ".join(v.kernel for v in self.variants)
-        return (f"<AcceleratorProject {self.model}{where}: kernels {ks}; "
+        return (f"<AcceleratorProject {self.model}{where}: kernels {ks} ({self.schedule} decode schedule); "
                 f"weights {'written' if self.weights_written else 'not written (no weights)'}>")
 
     def variant(self, phase: str, kind: str = FULL) -> LayerVariant:
@@ -251,12 +252,20 @@ def _ports(prj, ir, spec) -> list[Port]:
     return ports
 
 
-def _variants(model, prefill_len: int, board) -> list[LayerVariant]:
+SCHEDULES = ("explored", "default")
+"""``build``'s layer schedules: the decode layer ``sd.explore`` finds fastest (what the performance model
+reports), or the library's default schedule (every loop pipelined, rows streamed); prefill is the default
+schedule either way, reading the decode layer's weight and cache ports."""
+
+
+def _variants(model, prefill_len: int, board, schedule: str) -> list[LayerVariant]:
     phases = [("decode", 1)] + ([("prefill", prefill_len)] if prefill_len > 1 else [])
+    decode = {kind: model.explored(kind, board) if schedule == "explored" else model.schedule(1, kind)
+              for kind in model.kinds()}
     out = []
     for phase, t in phases:
         for kind in model.kinds():
-            g = model.schedule(t, kind)
+            g = decode[kind] if t == 1 else model.schedule(t, kind, decode=decode[kind])
             prj = g.build("hls", board=board)
             ir = g.graph.ir
             name = f"{phase}_{KIND_TAG.get(kind, kind)}"
@@ -610,8 +619,11 @@ def _render(model, variants, banks, manifest, prefill_len, board) -> dict[str, s
 
 # -------------------------------------------------------------------------------------- build
 def build(model, output=None, prefill_len: int | None = None, board="u55c", overwrite: bool = False,
-          weights: bool = True) -> AcceleratorProject:
+          weights: bool = True, schedule: str = "explored") -> AcceleratorProject:
     """Write the accelerator project of ``model`` into ``output`` (see the module docstring).
+
+    ``schedule``: ``"explored"`` (the decode layer ``sd.explore`` finds fastest on ``board``, the design the
+    performance model reports) or ``"default"`` (the library's default schedule; see :data:`SCHEDULES`).
 
     ``prefill_len``: the prompt length the prefill kernel takes (default
     ``min(16, max_len)``; 1 builds the decode kernel only).  ``weights=False``
@@ -626,6 +638,8 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
                        f"{prefill_len!r}", user_loc(), hint="e.g. prefill_len=16; build the model with a larger max_len "
                                                             "for longer prompts")
     prefill_len = int(prefill_len)
+    if schedule not in SCHEDULES:
+        raise LLMError(f"unknown schedule {schedule!r}", user_loc(), hint=f"schedule is one of {', '.join(SCHEDULES)}")
     try:
         board = sd.board(board)
     except sd.BoardError as err:
@@ -639,7 +653,7 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
         except sd.StreamDSLError as err:
             err.loc = err.loc or user_loc()
             raise
-    variants = _variants(model, prefill_len, board)
+    variants = _variants(model, prefill_len, board, schedule)
     _same_weight_ports(variants)
     banks = _plan_banks(model, variants, board)
     manifest = weight_manifest(model, variants, banks)
@@ -657,7 +671,7 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
             raise
     c = model.config
     return AcceleratorProject(out, c.name or c.family, variants, banks, files, wrote_weights, prefill_len,
-                              model.max_len, time.perf_counter() - t0)
+                              model.max_len, time.perf_counter() - t0, schedule)
 
 
 __all__ = ["AcceleratorProject", "LayerVariant", "Port", "build", "read_weights", "load_weights", "weight_manifest",

@@ -346,6 +346,10 @@ class DataflowSchedule:
         self._record("ports", EdgeHandle(self, name), n)
         return n
 
+    def pinned_ports(self) -> dict[str, int]:
+        """The m_axi ports ``g.ports`` pinned, by edge."""
+        return {e: n for e, (n, _loc) in self._ports.items()}
+
     def placements(self) -> dict[str, Placement]:
         """The results ``store_at`` places in larger arrays, by edge."""
         return dict(self._placed)

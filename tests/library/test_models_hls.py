@@ -315,3 +315,23 @@ def test_a_w8a8_model_round_trips_its_codes_and_runs_on_the_mock(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert [int(x) for x in r.stdout.split()] == m.generate(ids, 3)
+
+
+# ------------------------------------------------------------------------------- the schedule it emits
+def test_the_build_emits_the_explored_decode_layer_the_report_prices():
+    """By default the decode kernel is the design sd.explore picks (the one the performance model reports);
+    schedule="default" gives the library's default schedule; prefill reads the decode layer's ports either way."""
+    m = models.model(sd.llm.tiny("gpt2"), max_len=8, quant="w4a8")
+    ex = sd.explore(m, "u55c", t=1)
+    acc = m.build("hls", prefill_len=4)
+    assert acc.schedule == "explored" and "explored decode schedule" in repr(acc)
+    dec = acc.variant("decode").project
+    assert str(dec.schedule.trace) == str(ex.best.schedule.trace)  # the exploration's primitives, replayed alike
+    default = m.build("hls", prefill_len=4, schedule="default")
+    assert str(default.variant("decode").project.schedule.trace) == str(m.schedule(1).trace) != str(dec.schedule.trace)
+    pre = acc.variant("prefill").project
+    shared = [p for p in pre.ports if p["tensor"] in {"wqkv", "kc"}]
+    assert shared and all(p["name"] in {q["name"] for q in dec.ports} for p in shared)
+    with pytest.raises(LLMError, match="unknown schedule") as err:
+        m.build("hls", schedule="fastest")
+    assert "test_models_hls.py" in str(err.value)
