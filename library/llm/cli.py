@@ -131,6 +131,7 @@ def cmd_build(args) -> int:
     prj.update(model=m.config.name or args.family, version=sd.__version__)
     folder.write({PROJECT: json_text(prj)})
     print(f"wrote {accel}")
+    print(accel.fit())  # both phases' kernels in one xclbin, against UG1393's per-SLR guideline
     if args.config == "tiny":
         print(f"C-simulate its layers with: streamdsl csim {out}")
     return 0

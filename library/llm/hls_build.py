@@ -148,6 +148,7 @@ class LayerVariant:
     ports: list[Port]
     project: object = field(repr=False)  # the DataflowProject (its files renamed; csim works)
     own: frozenset = frozenset()  # tensors whose DMAs the timing model gave channels of their own
+    bundled: dict = field(default_factory=dict, repr=False)  # tensor -> the first tensor of its DMA bundle
 
     @property
     def source(self) -> str:
@@ -175,6 +176,15 @@ class AcceleratorProject:
         ks = ", ".join(v.kernel for v in self.variants)
         return (f"<AcceleratorProject {self.model}{where}: kernels {ks} ({self.schedule} decode schedule); "
                 f"weights {'written' if self.weights_written else 'not written (no weights)'}>")
+
+    def fit(self):
+        """Whether the layer kernels fit the board together, as the xclbin holds them (both phases, every
+        layer kind): a :class:`streamdsl.perf.fit.Fit` of their modeled designs."""
+        from streamdsl.perf.fit import fit_designs
+        from streamdsl.perf.model import model_design
+
+        board = self.variants[0].project.board
+        return fit_designs({v.kernel: model_design(v.project.schedule, board) for v in self.variants}, board)
 
     def variant(self, phase: str, kind: str = FULL) -> LayerVariant:
         for v in self.variants:
@@ -274,7 +284,9 @@ def _variants(model, prefill_len: int, board, schedule: str) -> list[LayerVarian
             ports = _ports(prj, ir, model.layer(t, kind))
             renamed = dataclasses.replace(prj, files=files, output=None)
             own = frozenset(d.tensor for d in prj.timing.dmas if d.channels >= 1)
-            out.append(LayerVariant(name, phase, kind, t, kernel, f"layer_{name}", ports, renamed, own))
+            low = g.lowered()
+            bundled = {low.nodes[m].dma.tensor: low.nodes[b[0]].dma.tensor for b in low.bundles for m in b}
+            out.append(LayerVariant(name, phase, kind, t, kernel, f"layer_{name}", ports, renamed, own, bundled))
     return out
 
 
@@ -286,12 +298,18 @@ SHARED = "shared"
 def _bank_keys(variants: list[LayerVariant], n_banks: int) -> dict[tuple[str, str], str]:
     """(variant, port) -> the bank range its buffer lies in, as the timing model priced the channels: a port
     of a DMA the model gave channels of its own has a range of its own (every lane its own; the same in every
-    variant), the rest share one; a store into a cache lies where the cache does.  When the variants' own
-    ports together outnumber the banks, the activations and caches share first."""
+    variant), the rest share one; the tensors of a DMA bundle, read one after another over one set of
+    channels, share them lane by lane (lane j of each in one range); a store into a cache lies where the cache
+    does.  When the variants' own ports together outnumber the banks, the activations and caches share first.
+    A buffer lies in one range: the first variant (decode) that owns a port decides it."""
     def own(v, p) -> bool:
         return p.tensor in v.own and p.role not in ("scalar", "kv_out")
 
-    owned = {p.name for v in variants for p in v.ports if own(v, p)}  # a buffer's range is one in every variant
+    owner: dict[str, str] = {}  # port -> its own range's key
+    for v in variants:
+        for p in v.ports:
+            if own(v, p) and p.name not in owner:
+                owner[p.name] = f"{v.bundled[p.tensor]}.lane{p.lane}" if p.tensor in v.bundled else p.name
 
     def plan(weights_only: bool) -> dict:
         keys = {}
@@ -299,8 +317,8 @@ def _bank_keys(variants: list[LayerVariant], n_banks: int) -> dict[tuple[str, st
             for p in v.ports:
                 if p.role == "scalar" or p.role == "kv_out":
                     continue
-                mine = p.name in owned and (p.role == "weight" or not weights_only)
-                keys[v.name, p.name] = p.name if mine else SHARED
+                mine = p.name in owner and (p.role == "weight" or not weights_only)
+                keys[v.name, p.name] = owner[p.name] if mine else SHARED
             for p in v.ports:
                 if p.role == "kv_out":
                     keys[v.name, p.name] = keys[v.name, p.alias]
