@@ -128,12 +128,14 @@ template <typename T> inline T abs(T a) { return a < T(0) ? T(-a) : a; }
 template <typename T> inline T sigmoid(T x) { return T(1) / (T(1) + hls::exp(-x)); }
 
 // Float -> integer: truncate toward zero, saturate at the range, NaN -> 0.
+// In the value's own precision: a float converts with one single-precision float-to-integer operator (never
+// through double, which would be a double converter in every lane).  (F)hi may round up past hi; a value at or
+// above it saturates, and every float below it is below hi too.
 template <typename I, typename F> inline I cast_int(F x, long long lo, unsigned long long hi) {
-  double v = (double)x;
-  if (std::isnan(v)) return I(0);
-  v = std::trunc(v);
-  if (v <= (double)lo) return I(lo);
-  if (v >= (double)hi) return I(hi);
+  if (x != x) return I(0);
+  const F v = std::trunc(x);
+  if (v <= (F)lo) return I(lo);
+  if (v >= (F)hi) return I(hi);
   if (v < 0) return I((long long)v);
   return I((unsigned long long)v);
 }
