@@ -71,6 +71,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 import streamdsl as sd
 from streamdsl.backend import OutputFolder, comment, md_code, plain_parts
 from streamdsl.dfg import ITensor, Packing, pack, unpack
+from streamdsl.explorer import ExploreError
 from streamdsl import TensorType
 
 from .config import FULL, SLIDING, LLMConfig, LLMError, user_loc
@@ -180,8 +181,7 @@ class AcceleratorProject:
     def fit(self):
         """Whether the layer kernels fit the board together, as the xclbin holds them (both phases, every
         layer kind): a :class:`streamdsl.perf.fit.Fit` of their modeled designs."""
-        from streamdsl.perf.fit import fit_designs
-        from streamdsl.perf.model import model_design
+        from streamdsl.perf import fit_designs, model_design
 
         board = self.variants[0].project.board
         return fit_designs({v.kernel: model_design(v.project.schedule, board) for v in self.variants}, board)
@@ -270,8 +270,13 @@ schedule either way, reading the decode layer's weight and cache ports."""
 
 def _variants(model, prefill_len: int, board, schedule: str) -> list[LayerVariant]:
     phases = [("decode", 1)] + ([("prefill", prefill_len)] if prefill_len > 1 else [])
-    decode = {kind: model.explored(kind, board) if schedule == "explored" else model.schedule(1, kind)
-              for kind in model.kinds()}
+    try:
+        decode = {kind: model.explored(kind, board) if schedule == "explored" else model.schedule(1, kind)
+                  for kind in model.kinds()}
+    except ExploreError as err:
+        raise LLMError(f"no explored decode layer: {err.message}", user_loc(),
+                       hint="schedule='default' (--schedule default) builds the library's default schedule; "
+                            "prj.fit() then says what of it does not fit") from None
     out = []
     for phase, t in phases:
         for kind in model.kinds():
@@ -309,7 +314,12 @@ def _bank_keys(variants: list[LayerVariant], n_banks: int) -> dict[tuple[str, st
     for v in variants:
         for p in v.ports:
             if own(v, p) and p.name not in owner:
-                owner[p.name] = f"{v.bundled[p.tensor]}.lane{p.lane}" if p.tensor in v.bundled else p.name
+                if p.role in ("input", "output"):  # the residual stream's two buffers swap roles every layer
+                    owner[p.name] = "activations"
+                else:
+                    owner[p.name] = f"{v.bundled[p.tensor]}.lane{p.lane}" if p.tensor in v.bundled else p.name
+    if "activations" in owner.values():
+        owner.update({p.name: "activations" for v in variants for p in v.ports if p.role in ("input", "output")})
 
     def plan(weights_only: bool) -> dict:
         keys = {}

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from streamdsl.backend.hls.lint import RULES, CodeLintError, expected, lint_code
-from tests.emitted import PENDING, all_projects, example_module, explored_w4a8, readme_gemm
+from tests.emitted import PENDING, all_projects, converter_design, example_module, explored_w4a8, readme_gemm
 
 
 def pending(e: CodeLintError) -> bool:
@@ -19,7 +19,8 @@ def pending(e: CodeLintError) -> bool:
 @functools.lru_cache(maxsize=None)
 def findings() -> dict[str, list[CodeLintError]]:
     """Project name -> every finding of every rule."""
-    projects = {**all_projects(), "explored:gpt2-w4a8/decode_full": explored_w4a8()[1]}
+    projects = {**all_projects(), "explored:gpt2-w4a8/decode_full": explored_w4a8()[1],
+                "tests/cli/designs.py:bypass_sized": converter_design().build()}  # a layout converter of 16 x 16
     return {name: lint_code(prj.files, expected(prj), rules=RULES) for name, prj in projects.items()}
 
 

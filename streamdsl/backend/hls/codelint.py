@@ -14,7 +14,7 @@ from ...ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Decl, For, If, Kernel, Load, Return, Select, Store, UnaryOp,
 )
 from . import cxx
-from .lint import BUS_BITS, PRICED_BITS, PRICED_WIDE, SYNTHESIS, CodeLintError, Expected
+from .lint import BUS_BITS, PING_PONG, PRICED_BITS, PRICED_WIDE, SYNTHESIS, CodeLintError, Expected
 
 _SCALAR_BITS = {"float": 32, "double": 64, "half": 16, "bool": 1, "char": 8, "signed char": 8, "unsigned char": 8,
                 "short": 16, "unsigned short": 16, "int": 32, "unsigned": 32, "unsigned int": 32, "long": 64,
@@ -142,7 +142,13 @@ class Code:
             lines = u.lines[max(0, s.line - 2):s.line]
             priced = any(PRICED_WIDE in line for line in lines)
             limit = PRICED_BITS if priced else BUS_BITS
-            if b > limit:
+            if b > limit and any(PING_PONG in line for line in lines):
+                out.append(self.error(
+                    "stream-width", u, where, f"stream '{name}' carries whole blocks of {b:,} bits: a ping-pong "
+                    "buffer the model prices as two blocks of memory, declared as a FIFO of blocks",
+                    hint="declare it as hls::stream_of_blocks (a PIPO of two memories) with write_lock/read_lock",
+                    check="block"))
+            elif b > limit:
                 why = "" if not priced else f" (more than the {PRICED_BITS} bits a priced wide stream may have)"
                 out.append(self.error(
                     "stream-width", u, where, f"stream '{name}' carries {u.quote(elem)}: {b:,} bits a token, over "

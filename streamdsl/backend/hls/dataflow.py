@@ -46,6 +46,7 @@ from ...ir.nodes import CallKernel, Kernel, Return, StreamMove, Var
 from ...types import TensorType
 from ..text import comment
 from .emit import Emitter, KernelNames, ctype, declare, function, kernel_names, literal
+from .lint import PING_PONG
 from .names import Scope, renamed_comment
 from .project import _kernels_in_order, file_scope
 
@@ -463,7 +464,8 @@ class DataflowEmitter:
             if side == "in":
                 code()
             del q
-        decl = [f"hls::stream<{block_t}, 2> {buf}(\"{n.name}.buffer\");",
+        decl = ["// " + PING_PONG,
+                f"hls::stream<{block_t}, 2> {buf}(\"{n.name}.buffer\");",
                 f"#pragma HLS stream variable={buf} depth=2 type=pipo"]
         return code.text(), decl
 

@@ -69,6 +69,7 @@ BUS_BITS = 512
 PRICED_BITS = 1024
 # The comment the emitter writes on (or just above) the declaration of a stream of up to PRICED_BITS the model priced
 PRICED_WIDE = "streamdsl: wide stream priced by the model"
+PING_PONG = "streamdsl: ping-pong block buffer"  # a layout converter's two blocks, priced as memory (not a FIFO)
 SYNTHESIS = {"__SYNTHESIS__": 1, "__cplusplus": 201402}  # the macros of the synthesis path
 
 
