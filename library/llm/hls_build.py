@@ -703,4 +703,4 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
 
 
 __all__ = ["AcceleratorProject", "LayerVariant", "Port", "build", "read_weights", "load_weights", "weight_manifest",
-           "write_weights", "HBM"]
+           "write_weights"]
