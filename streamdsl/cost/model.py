@@ -94,6 +94,9 @@ COST = {  # (DSP, LUT) per operator; abs and neg of a float are sign-bit wiring 
 }
 
 
+MUX_LUT = 10  # LUTs of the two input multiplexers of a shared core, per operation it serves: the reports' estimate
+# of a k-input multiplexer is about 5 k LUTs whatever its width (HLStrans mvt: 2 fmul + 2 fadd cores serving 32
+# operations each at II 32, 1351 multiplexer LUTs in the loop)
 REPLICA_PORTS = 16  # read ports of a RAM_1WNR: 64 reads at II 4 in HLStrans gemm ("limited memory ports" at II 1-3)
 UNSHARED = ("abs", "neg")  # float operators that are wiring, not a core to share
 FP_FF = {  # registers of a floating-point core (the HLStrans reports' instances on the xcu55c at 200 MHz); others 2 x LUT
@@ -410,18 +413,21 @@ class _Model:
         kinds = {key for _, cores in self.cores for key in cores}
         for key in kinds:
             name, t, widths = key
-            wide, other = 0, 0
+            wide, other, users, muxes = 0, 0, 0, 0
             for ii, cores in self.cores:
                 n, copies = cores.get(key, (0, False))
+                if not n:
+                    continue
                 need = n if _class(t) == "i" else math.ceil(n / (ii or 1))
+                muxes += need * MUX_LUT * math.ceil(n / need) if n > need else 0  # one core, several operations
                 if ii == 1 and copies:
                     wide += need
                 else:
-                    other = max(other, need)
+                    other, users = max(other, need), users + 1
             n = wide + other if wide else other
             d, lut = op_cost(name, t, widths, self.fam)
             self.res["dsp"] += d * n
-            self.res["lut"] += lut * n
+            self.res["lut"] += lut * n + muxes + (other * MUX_LUT * users if users > 1 else 0)
             if name == "mul" and _class(t) == "i" and d > 1:  # a multiply over several slices keeps its partial
                 # products in fabric registers at every stage: 2 x result bits a cycle of its latency
                 self.res["ff"] += 2 * _bits(t) * op_latency(name, t, self.clock, self.fam) * n
@@ -571,6 +577,8 @@ class _Model:
         self.cores[-1][0] = ii  # the pipeline's cores are shared over the flattened loop's II
         depth = (inner.depth or 0) + around
         cycles = (total - 1) * ii + depth + 1 + inner.prologue
+        for lp in chain[:-1]:
+            self._control(_trips(lp, self.ranges), 0)  # each level keeps its index beside the flattened counter
         names = " x ".join(lp.var for lp in chain)
         self.loops.append(LoopEstimate(chain[0].var, total, cycles, ii, depth,
                                        f"perfect nest {names} flattened into one pipeline (Vitis default)",
