@@ -13,7 +13,7 @@ against ``A[i][k]`` for ``i`` from ``j + 1``: ``i - j >= 1``).
 """
 from __future__ import annotations
 
-from ..ir.deps import affine
+from ..ir.deps import affine, names_in
 Bounds = dict  # loop variable -> (start, stop) expressions, outermost first
 
 
@@ -22,6 +22,8 @@ def raw_distance(store_idx, load_idx, var: str, bounds: Bounds, unknown: set[str
     if it never does; ``unknown``: scalars whose value is read from memory (an address made of one may be any)."""
     if len(store_idx) != len(load_idx):
         return 1
+    if repr(store_idx) == repr(load_idx) and not set().union(*map(names_in, store_idx)) & unknown:
+        return None  # the same address in one iteration (one that recurs later is an accumulation's business)
     dims = []
     for a, b in zip(store_idx, load_idx):
         fa, fb = affine(a), affine(b)

@@ -16,18 +16,15 @@ These are model estimates, not Vitis HLS reports.  The model:
   run one after another, so the trips are not divided: "a loop containing a
   pipelined loop is either dataflow or sequential" (UG1399, "Working with
   Nested Loops").
-* A perfect nest (each loop holding only the next, constant bounds, no
-  directive) around a pipelined loop is flattened into one pipeline, as
-  Vitis does by default: ``(prod trips - 1) * II + depth``.  An accumulation
-  the outer loops carry (``A[o] += ...`` inside ``for k: for o``) recurs
-  only after the loops inside the innermost loop that does not index it come
-  round, so it bounds II by latency / that distance.
-* Vitis's own pipelining (:func:`_is_pipelined`, ``pipeline_loops`` = :data:`AUTO_PIPELINE_TRIPS`, UG1399
-  "Automatic Loop Pipelining"): an innermost loop of at least 64 constant trips, or a loop whose inner loops
-  all have fewer (unrolled into its pipeline); a perfect nest of them is flattened first.  Loads that do not
-  move with a pipeline are hoisted before it, repeated reads of one address merged, and a memory written at
-  several fixed locations and read in the pipeline serialises its iterations (the rules, with the reports
-  they come from, are in docs/architecture.md; ``benchmarks/calibration.py`` checks them).
+* A (semi-)perfect nest around a pipelined loop is flattened into one pipeline, as Vitis does by default:
+  ``(prod trips - 1) * II + depth`` (:meth:`_Model._perfect_chain`).  An accumulation the outer loops carry
+  (``A[o] += ...`` inside ``for k: for o``) recurs only after the loops inside the innermost loop that does
+  not index it come round, so it bounds II by latency / that distance.
+* Vitis's own pipelining, partitioning and memory dependences: :mod:`streamdsl.cost.auto` (which loops it
+  pipelines, ``pipeline_loops`` = 64, which arrays it partitions) and :mod:`streamdsl.cost.memdeps`; loads
+  that do not move with a pipeline are hoisted before it, repeated reads of one address merged, float cores
+  and DSP multipliers shared (:meth:`_Model.finish`); the rules, with the reports they come from, are in
+  docs/architecture.md and ``benchmarks/calibration.py`` checks them.
 * Device facts by family (:data:`FAMILIES`, :func:`family` of a board or part name): the DSP slice's
   multiplier and the operator latencies the family differs in; interface adapters by kind (:data:`ADAPTER`).
 * A pipelined loop takes ``(trips - 1) * II + depth`` cycles, where loops inside
@@ -44,7 +41,8 @@ These are model estimates, not Vitis HLS reports.  The model:
   wiring, and so is any integer-to-integer cast (extension or truncation);
   an integer multiply is priced at the widths of its operands before widening
   casts (``i32(int8) * i32(int4)`` is an 8 x 4 multiplier: LUTs, no DSP, as
-  Vitis narrows it), or, inside a loop bound by ``bind_op`` to DSPs, one
+  Vitis narrows it) unless its product is added to a value and its operands fit the DSP slice (a
+  multiply-add: one slice, :meth:`_Model._mac`), or, inside a loop bound by ``bind_op`` to DSPs, one
   DSP48E2 per 27 x 18 with the add of its product in the DSP's post-adder and an add forming one
   of its operands in the pre-adder (a packed pair of int4 weights, ``w1 * 2**S + w0``: its width is
   that of its value range); a float add, subtract or multiply inside a loop bound by ``bind_op``
@@ -68,6 +66,7 @@ from ..ir.bounds import Ranges
 from ..ir.loops import trip_count
 from ..ir.deps import (
     bind_class, bound_impl, carried_accumulations, is_var_mul, loop_binds, names_in, periodic_accumulations,
+    target_of,
 )
 from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Return, Select, Store, UnaryOp, Var,
@@ -283,6 +282,7 @@ class _Model:
         self.ranges = Ranges()  # integer scalars' intervals, for loops with expression bounds
         self.pipe_vars: frozenset = frozenset()  # the loops of the flattened nest being modeled, outside its pipeline
         self.forced: set[int] = set()  # ids of loops pipelined as the innermost of a flattened nest
+        self.scalars = {p.name for p in k.params if not hasattr(p.type, "shape")}  # read-only scalar arguments
         self.bounds: dict = {}  # loop variable -> (start, stop), outermost first: for the dependence tests
         self.auto = pipelined_loops(k.body)  # ids of the loops Vitis pipelines on its own (cost/auto.py)
         self.banks = {p.name: 1 for p in k.params}
@@ -352,8 +352,8 @@ class _Model:
                 pre = next((c for c in kids if isinstance(c, BinOp) and c.op in ("add", "sub")), None)
                 if pre is not None:
                     self.preadd.add(id(pre))
-        elif name in ("add", "sub") and _class(t) == "i" and bound_impl(self.bind, "mul") == "dsp" and (
-                id(e) in self.preadd or any(is_var_mul(c) for c in kids)):
+        elif name in ("add", "sub") and _class(t) == "i" and (id(e) in self.preadd or bound_impl(
+                self.bind, "mul") == "dsp" and any(is_var_mul(c) for c in kids)):
             name = "add_dsp"  # the pre-adder before the multiplier, or the post-adder after it
         elif name in ("add", "sub") and _class(t) == "i" and bound_impl(self.bind, "mul") is None and any(
                 self._mac(c) for c in kids):
@@ -387,8 +387,8 @@ class _Model:
         for name, t, widths in ops:
             d, lut = op_cost(name, t, widths, self.fam)
             if _class(t) == "f" and name not in UNSHARED or name == "mul" and d:
-                n, wide = cores.get((name, t, widths), (0, False))
-                cores[name, t, widths] = (n + copies, wide or copies > 1)
+                n, most = cores.get((name, t, widths), (0, 0))
+                cores[name, t, widths] = (n + copies, max(most, copies))
                 continue
             self.res["dsp"] += d * copies
             self.res["lut"] += lut * copies
@@ -415,12 +415,12 @@ class _Model:
             name, t, widths = key
             wide, other, users, muxes = 0, 0, 0, 0
             for ii, cores in self.cores:
-                n, copies = cores.get(key, (0, False))
+                n, most = cores.get(key, (0, 0))
                 if not n:
                     continue
                 need = n if _class(t) == "i" else math.ceil(n / (ii or 1))
                 muxes += need * MUX_LUT * math.ceil(n / need) if n > need else 0  # one core, several operations
-                if ii == 1 and copies:
+                if ii == 1 and most > 1:
                     wide += need
                 else:
                     other, users = max(other, need), users + 1
@@ -436,10 +436,46 @@ class _Model:
         self.cores = []
 
     def body(self, stmts, copies: int, unrolled: bool) -> int:
-        total = 0
+        """Cycles of ``stmts`` one after another, but for consecutive pipelines that share no memory and no
+        scalar: Vitis makes each pipelined loop a function of its own (the reports' ``<top>_Pipeline_<loop>``
+        instances) and schedules independent functions side by side (UG1399 "Loop Parallelism": loops in
+        separate functions "can be scheduled in parallel"): HLStrans gesummv's two rows over ``buff_A`` and
+        ``buff_B`` (2621 cycles, not 2972) and k3mm's first two products run together; mvt's two rows, both
+        reading ``buff_A`` through its ports, do not."""
+        total, side = 0, []  # side: (cycles, what it touches) of the pipelines running together
         for s in stmts:
-            total += self.stmt(s, copies, unrolled)
-        return total
+            lat = self.stmt(s, copies, unrolled)
+            touched = None if unrolled or not isinstance(s, For) or not self._outlined(s) else self._touches(s)
+            if touched is not None and all(not touched & t for _, t in side):
+                side.append((lat, touched))
+                continue
+            total += max((c for c, _ in side), default=0)
+            side = [] if touched is None else [(lat, touched)]
+            if touched is None:
+                total += lat
+        return total + max((c for c, _ in side), default=0)
+
+    def _outlined(self, s: For) -> bool:
+        """Is loop ``s`` a pipeline of its own (explicit, Vitis's, or the flattened nest it starts)?"""
+        return "pipeline" in s.attrs or id(s) in self.auto or self._perfect_chain(s) is not None
+
+    def _touches(self, s: For) -> set[str]:
+        """The memories and scalars pipeline ``s`` uses: its arrays (but those it reads only at addresses that
+        do not move with its pipelined loops, which it reads once into registers first) and the scalars it
+        reads or writes."""
+        nodes = [n for b in s.body for n in walk(b)]
+        chain = self._perfect_chain(s) or [s]
+        pipe = {lp.var for lp in chain}
+        deps = _local_deps(s.body)
+        stored = {n.name for n in nodes if isinstance(n, Store)}
+        out = set(stored)
+        for n in nodes:
+            if isinstance(n, Load) and (n.name in stored or _through(
+                    set().union(*map(names_in, n.indices)), deps) & pipe):
+                out.add(n.name)
+            elif isinstance(n, (Assign, Var)) and n.name not in deps and n.name not in self.scalars:
+                out.add(n.name)
+        return out - {n.var for n in nodes if isinstance(n, For)} - {s.var}
 
     def stmt(self, s, copies: int, unrolled: bool) -> int:
         ops: list = []
@@ -501,7 +537,9 @@ class _Model:
             ii_mem, prologue = self._port_ii(s, pipe)
             ii_carry = self._memory_ii(s, pipe, depth)
             ii = max(ii_req, ii_rec, ii_mem, ii_carry)
-            self.cores.append([ii, self.pending])
+            # one region per copy of the pipeline (an unrolled loop around it runs its copies one after another)
+            mine = {key: (n // copies, most // copies) for key, (n, most) in self.pending.items()}
+            self.cores += [[ii, mine] for _ in range(copies)]
             self.pending = outer_cores
             cycles = (trips - 1) * ii + depth + 1 + prologue
             note = ["auto-pipelined (Vitis's pipeline_loops)"] if auto else []
@@ -574,7 +612,8 @@ class _Model:
             self.forced.discard(id(chain[-1]))
         inner = self.loops[-1]
         ii = max(inner.ii or 1, _flat_recurrence(chain, self.clock, self.fam))
-        self.cores[-1][0] = ii  # the pipeline's cores are shared over the flattened loop's II
+        for region in self.cores[len(self.cores) - copies:]:
+            region[0] = ii  # the pipeline's cores are shared over the flattened loop's II
         depth = (inner.depth or 0) + around
         cycles = (total - 1) * ii + depth + 1 + inner.prologue
         for lp in chain[:-1]:
@@ -843,14 +882,14 @@ def _bound_guess(s: For) -> int:
     return max(consts, default=1)
 
 
-def _tree_depth(s: For, trips: int, clock: float, fam: Family) -> int:
+def _tree_depth(s: For, trips: int, clock: float, fam: Family | None = None) -> int:
     """Extra latency of an unrolled accumulation: a chain of adds for floats (not reassociated), a balanced
     tree for integers (Vitis balances integer expressions); copies that accumulate into locations of their
     own do not chain, and copies into ``T[e % p]`` make ``p`` chains side by side."""
     def steps(dtype, n: int) -> int:
         return n - 1 if isinstance(dtype, FloatType) else max(0, math.ceil(math.log2(max(1, n))))
 
-    chains = [(n, op, trips) for n, op in carried_accumulations(s)]
+    chains = [(n, op, trips) for n, op in _carried(s)]
     chains += [(n, op, math.ceil(trips / p)) for n, op, p in periodic_accumulations(s)]
     return max((steps(n.value.dtype, m) * op_latency(op, n.value.dtype, clock, fam) for n, op, m in chains), default=0)
 
@@ -895,17 +934,35 @@ def _flat_recurrence(chain: list[For], clock: float, fam: Family) -> int:
     worst = 1
     for k, lp in enumerate(chain):
         distance = math.prod(_trips(x) for x in chain[k + 1:])
-        inner = {id(n) for x in chain[k + 1:] for n, _ in carried_accumulations(x)}
-        for n, op in carried_accumulations(lp):
+        inner = {id(n) for x in chain[k + 1:] for n, _ in _carried(x)}
+        for n, op in _carried(lp):
             if id(n) not in inner:  # lp is the innermost loop carrying it
                 worst = max(worst, math.ceil(recurrence_latency(op, n.value.dtype, clock, fam) / max(1, distance)))
     return worst
 
 
+def _carried(loop: For) -> list:
+    """(stmt, op) of the updates ``loop`` carries from one iteration to the next: its accumulations
+    (:func:`~streamdsl.ir.deps.carried_accumulations`) and the subtractions ``x = x - e`` into a location that
+    does not move with it (not an accumulation to reassociate, but a recurrence all the same: HLStrans
+    ludcmp's ``w -= A[i][k] * A[k][j]`` at II 4, the dsub's)."""
+    out = list(carried_accumulations(loop))
+    fresh = {n.name for b in loop.body for n in walk(b) if isinstance(n, (Decl, Alloc))}
+    for n in (n for b in loop.body for n in walk(b)):
+        if not isinstance(n, (Assign, Store)) or n.name in fresh or not (
+                isinstance(n.value, BinOp) and n.value.op == "sub"):
+            continue
+        target = target_of(n)
+        moves = any(loop.var in names_in(i) for i in getattr(n, "indices", ()))
+        if target(n.value.lhs) and not moves and not any(target(x) for x in walk(n.value.rhs)):
+            out.append((n, "sub"))
+    return out
+
+
 def _recurrence(s: For, clock: float, fam: Family) -> int:
     """Accumulations into a location the loop does not index carry a dependence of one op latency; into one
     that comes round every ``p`` iterations (``T[j % 4]``), of the latency over ``p``."""
-    return max([1] + [recurrence_latency(op, n.value.dtype, clock, fam) for n, op in carried_accumulations(s)]
+    return max([1] + [recurrence_latency(op, n.value.dtype, clock, fam) for n, op in _carried(s)]
                + [math.ceil(recurrence_latency(op, n.value.dtype, clock, fam) / p) for n, op, p in periodic_accumulations(s)])
 
 
