@@ -10,6 +10,7 @@ Run:  python benchmarks/sim_speed.py
 """
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 
@@ -105,4 +106,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

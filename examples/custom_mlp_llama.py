@@ -17,6 +17,8 @@ through C-simulation of the emitted HLS.
 
 Run:  python examples/custom_mlp_llama.py
 """
+import argparse
+
 import numpy as np
 
 import streamdsl as sd
@@ -75,4 +77,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -9,7 +9,7 @@ from .backend.sim import simulate
 from .dfg import DataflowFunction, DataflowSchedule, dataflow
 from .dfg import DataflowFunction, DataflowSchedule, dataflow
 from .errors import KernelSyntaxError, StreamDSLError, caller_loc, user_facing
-from .frontend import definition_scope, parse_function
+from .frontend import definition_scope, parse_function, require_function
 from .ir.nodes import Kernel
 from .sched.schedule import Schedule
 from .sched.schedule import Schedule
@@ -74,6 +74,7 @@ def _resolve_kernel(obj, loc) -> Kernel | None:
 
 def kernel(fn) -> KernelFunction:
     """Decorate a Python function with annotated parameters and return type as a kernel."""
+    require_function(fn, "@sd.kernel")
     return KernelFunction(fn, definition_scope())
 
 

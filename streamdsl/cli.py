@@ -22,9 +22,10 @@ What ``build`` leaves for ``csim`` and ``report`` (besides the HLS project)::
     DIR/design.ir         the top function's IR (a dataflow: its kernel calls and callees)
     DIR/data/<param>.npy  the testbench inputs (``--inputs``, else seeded random data)
 
-``csim DIR`` compiles DIR's own C++ with g++ and runs it on those inputs, and
-compares the results with the reference simulator running ``design.ir``: the
-folder is all it needs.  ``llm build`` records its model (family, config,
+``csim DIR`` compiles DIR's own C++ with g++ and runs it on those inputs (so it
+runs whatever code the folder holds), and compares the results with the reference
+simulator running ``design.ir``: the folder is all it needs, and only the plain
+file names ``streamdsl.json`` lists inside it are read.  ``llm build`` records its model (family, config,
 quantisation, sizes) in ``DIR/streamdsl.json``; ``csim`` rebuilds the model
 from it, loads the folder's weight files and C-simulates every layer kernel
 folder on one layer's weights.
@@ -50,7 +51,7 @@ from .errors import Loc, StreamDSLError
 FORMAT = "streamdsl-project/1"
 PROJECT = "streamdsl.json"
 IR_FILE = "design.ir"
-OWNED = ".streamdsl-manifest"  # the files streamdsl wrote into a folder (backend/hls/project.py keeps it)
+OWNED = ".streamdsl-manifest"  # the files streamdsl wrote into a folder (backend/folder.py keeps it)
 
 
 class CLIError(StreamDSLError):
@@ -284,34 +285,52 @@ def random_inputs(k, seed: int = 0) -> list:
 
 
 # ----------------------------------------------------------------------------- project folders
+def check_output(out: Path, force: bool):
+    """``-o DIR`` checked before anything is built: a folder (or one that can be made) that holds nothing of the
+    user's unless ``--force``; returns it as an :class:`~streamdsl.backend.folder.OutputFolder`, through which the
+    build writes only what its manifest says is streamdsl's."""
+    from .backend.folder import OutputFolder
+
+    folder = OutputFolder(out, force, what="-o")
+    folder.check()
+    return folder
+
+
 def owned(folder: Path) -> set[str]:
-    m = folder / OWNED
-    return set(m.read_text().split()) if m.is_file() else set()
+    """What the folder's manifest says streamdsl wrote there (relative paths)."""
+    from .backend.folder import OutputFolder
+
+    return OutputFolder(folder).owned()
 
 
-def check_output(out: Path, force: bool) -> None:
-    """Refuse to write into a file, or into a folder holding files streamdsl did not write (unless --force)."""
-    if out.exists() and not out.is_dir():
-        raise CLIError(f"'{out}' is a file, not a folder", hint="give -o a new or empty folder")
-    if not out.is_dir() or force:
-        return
-    ours = owned(out) | {OWNED, "include"}
-    foreign = sorted(p.name for p in out.iterdir() if p.name not in ours)
-    if foreign:
-        raise CLIError(f"'{out}' holds files streamdsl did not write: {', '.join(foreign[:5])}"
-                       + (" ..." if len(foreign) > 5 else ""),
-                       hint="choose a new or empty folder, or pass --force to write there anyway "
-                            "(streamdsl's own files are replaced, the others are left alone)")
+def owned_sources(folder: Path) -> list[str]:
+    """The project files streamdsl wrote at the top of ``folder`` (not include/ or data/): what csim compiles."""
+    return sorted(n for n in owned(folder) if "/" not in n and n not in ("include", "data"))
 
 
-def claim(folder: Path, names) -> None:
-    """Record ``names`` as streamdsl's in the folder's manifest, so a rebuild may replace them."""
-    m = folder / OWNED
-    m.write_text("\n".join(sorted(owned(folder) | set(names))) + "\n")
+def inside(folder: Path, rel, what: str, rebuild: str) -> Path:
+    """``folder / rel`` for a path ``streamdsl.json`` names: only plain names inside the folder, never a link out."""
+    from .backend.folder import plain_parts
+
+    parts = plain_parts(rel)
+    path = folder.joinpath(*parts) if parts else None
+    if path is None or not path.resolve().is_relative_to(folder.resolve()):
+        raise CLIError(f"'{folder / PROJECT}' names {what} {rel!r}, which is not a file inside the folder",
+                       Loc(str(folder / PROJECT), 1),
+                       hint="csim reads only the folder's own files; " + rebuild)
+    return path
 
 
-def write_json(path: Path, data: dict) -> None:
-    path.write_text(json.dumps(data, indent=1) + "\n")
+def json_text(data: dict) -> str:
+    return json.dumps(data, indent=1) + "\n"
+
+
+def _npy(v) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(v))
+    return buf.getvalue()
 
 
 def read_project(folder: Path) -> dict:
@@ -371,24 +390,25 @@ def cmd_build(args) -> int:
     d = _design(args.target)
     check_board(args.board)
     out = Path(args.output)
-    check_output(out, args.force)
+    folder = check_output(out, args.force)
     k = d.ir
     values = read_inputs(args.inputs, k, d.loc) if args.inputs is not None else random_inputs(k, args.seed)
     s = d.schedule()
     prj = s.build(args.target_kind, output=out, board=args.board, overwrite=args.force)
-    inputs = []
+    inputs, extra = [], {}
     for p, v in zip(k.params, values):
-        np.save(out / "data" / f"{p.name}.npy", np.asarray(v))
-        inputs.append(dict(param=p.name, type=str(p.type), file=f"data/{p.name}.npy"))
-    (out / IR_FILE).write_text(str(k) + "\n")
+        rel = f"data/{p.name}.npy"
+        extra[rel] = _npy(v)
+        inputs.append(dict(param=p.name, type=str(p.type), file=rel))
     path, name = _split(args.target)
     loc = d.loc
-    write_json(out / PROJECT, dict(
+    extra[IR_FILE] = str(k) + "\n"
+    extra[PROJECT] = json_text(dict(
         format=FORMAT, kind=d.kind, source=str(path.resolve()), name=name, line=loc.line if loc else None,
         col=loc.col if loc else 0, board=args.board, top=k.name, ir=IR_FILE, files=sorted(prj.files),
         inputs=inputs, inputs_from=("--inputs " + " ".join(args.inputs)) if args.inputs is not None
         else f"random (seed {args.seed})", results=[str(t) for t in k.results], version=__version__))
-    claim(out, [PROJECT, IR_FILE])
+    folder.write(extra)
     print(f"wrote {prj}")
     print(f"C-simulate it with: streamdsl csim {out}")
     return 0
@@ -422,8 +442,13 @@ def compare(got, want, rtol: float, atol: float) -> tuple[float, list[str]]:
 
 def project_files(folder: Path, names, rebuild: str) -> dict[str, str]:
     files = {}
+    if not isinstance(names, list):
+        raise CLIError(f"'{folder / PROJECT}' lists no project files", Loc(str(folder / PROJECT), 1), hint=rebuild)
     for n in names:
-        f = folder / n
+        f = inside(folder, n, "the project file", rebuild)
+        if "/" in n:
+            raise CLIError(f"'{folder / PROJECT}' names the project file {n!r}, which is not a plain file name",
+                           Loc(str(folder / PROJECT), 1), hint="csim compiles only the folder's own files; " + rebuild)
         if not f.is_file():
             raise CLIError(f"'{f}' is missing from the project", hint=rebuild)
         files[n] = f.read_text()
@@ -443,13 +468,13 @@ def cmd_csim(args) -> int:
     rebuild = f"rebuild it: streamdsl build {prj.get('source', 'FILE.py')}:{prj.get('name', 'NAME')} -o {folder}"
     loc = _source_loc(prj)
     try:
-        k = parse_ir((folder / prj["ir"]).read_text())
+        k = parse_ir(inside(folder, prj["ir"], "the IR file", rebuild).read_text())
         b = check_board(prj["board"])
         part, clock = b.part, b.clock_mhz
         files = project_files(folder, prj["files"], rebuild)
         inputs = []
         for item in prj["inputs"]:
-            f = folder / item["file"]
+            f = inside(folder, item["file"], "the testbench input", rebuild)
             if not f.is_file():
                 raise CLIError(f"testbench input '{f}' is missing", hint=rebuild)
             a = np.load(f, allow_pickle=False)
@@ -528,8 +553,7 @@ def cmd_explore(args) -> int:
         raise CLIError(f"{args.target} is a kernel; explore takes a dataflow or its schedule", d.loc,
                        hint="name an @sd.dataflow function or a DataflowSchedule (g = sd.schedule(fn))")
     ex = explore(d.schedule(), board, args.budget)
-    print(ex.table())
-    print(ex.report())
+    print(ex.report())  # the table of the designs tried, then the best one's model
     return 0
 
 
@@ -594,16 +618,19 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("-f", "--force", "--overwrite", dest="force", action="store_true",
                    help="write into a folder that holds files streamdsl did not write")
 
-    c = command(sub, "csim", "compile a built project's C++ with g++, run it, compare with the reference simulator",
+    c = command(sub, "csim", "compile the C++ in a built project folder with g++ and run it (it runs the folder's "
+                             "code: C-simulate only folders you trust), then compare with the reference simulator",
                 cmd_csim)
-    c.add_argument("dir", metavar="DIR", help="a folder `streamdsl build` or `streamdsl llm build` wrote")
+    c.add_argument("dir", metavar="DIR", help="a folder `streamdsl build` or `streamdsl llm build` wrote; only the "
+                                              "plain file names its streamdsl.json lists inside it are read")
     c.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance for float results (default 1e-5)")
     c.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance for float results (default 1e-6)")
     c.add_argument("--seed", type=int, default=0, help="seed of an LLM layer's random activations and cache")
 
     r = command(sub, "report", "model a design on a board (latency, resources); -o writes report.html", cmd_report)
     r.add_argument("target", metavar="DIR|FILE.py:NAME",
-                   help="a built project folder, or a kernel, dataflow (built as one region) or schedule")
+                   help="a built project folder (its design is modeled again: the FILE.py its streamdsl.json "
+                        "names is run), or a kernel, dataflow (built as one region) or schedule")
     r.add_argument("--board", default=None, help="u55c, u280 or vck190 (default: the project's board, else u55c)")
     r.add_argument("-o", "--output", metavar="OUT_DIR", help="also write the HTML report into OUT_DIR")
 
@@ -655,8 +682,8 @@ def main(argv: list[str] | None = None) -> int:
         set_quiet(None)
 
 
-__all__ = ["CLIError", "FORMAT", "MismatchError", "PROJECT", "check_board", "check_output", "claim", "compare", "main",
-           "owned", "parser", "positive", "project_files", "read_project", "write_json"]
+__all__ = ["CLIError", "FORMAT", "MismatchError", "PROJECT", "check_board", "check_output", "compare", "inside",
+           "json_text", "main", "owned", "owned_sources", "parser", "positive", "project_files", "read_project"]
 
 
 if __name__ == "__main__":

@@ -42,6 +42,8 @@ from .errors import StreamDSLError, caller_loc
 TEMPLATES = Path(__file__).parent / "templates"
 REPORT = "report.html"
 FRAGMENT_KERNELS = 8  # kernel rows a notebook view shows
+II_AMBER = ("II in amber: above 1, the pipelined loop starts an iteration only every II cycles (its note says "
+            "why: a recurrence, memory ports, or the II asked for)")
 GRAPH_MIN_SCALE = 0.75  # a wide graph is drawn at least this large (10 pt labels stay readable) and scrolls
 
 
@@ -330,8 +332,8 @@ def _design(page: Page, g, perf) -> None:
     page.kernels = Table(["kernel task", "region", "SLR", "cycles", "time", "II (pipelined loops)", "stall",
                           "DSP", "LUT", "BRAM18K", "URAM"], rows, "lrrrrlrrrrr",
                          caption="cycles: streamdsl.cost.model.estimate of the scheduled IR (bar: share of the "
-                         "end-to-end latency); stall: cycles the task waited in the token simulator")
-    page.loops = Table(["task", "loop", "trips", "cycles", "II", "depth", "note"], loops, "llrrrrl")
+                         "end-to-end latency); stall: cycles the task waited in the token simulator; " + II_AMBER)
+    page.loops = Table(["task", "loop", "trips", "cycles", "II", "depth", "note"], loops, "llrrrrl", caption=II_AMBER)
     cap = b.slrs
     res_rows = [[Cell(f"SLR{s}"), *(_res_cell(use[r], cap[s][r]) for r in RESOURCES)]
                 for s, use in enumerate(perf.slr_use)]
@@ -360,11 +362,7 @@ def _design(page: Page, g, perf) -> None:
 
 def _dataflow_code(page: Page, g) -> None:
     name = g.graph.ir.name
-    files = g.build("hls").files  # text only: nothing is written
-    for fname in (f"{name}.cpp", f"{name}.h", f"tb_{name}.cpp", "run_hls.tcl"):
-        if fname in files:
-            lang = "cpp" if fname.endswith((".cpp", ".h")) else "text"
-            page.code.append(Code(f"code-{_slug(fname)}", fname, files[fname], lang, open=fname == f"{name}.cpp"))
+    _project_code(page, g.build("hls"))  # text only: nothing is written
     page.ir.append(Code("ir-dataflow", f"dataflow {name}", str(g.graph.ir), "ir"))
     for t in g.graph.tasks:
         page.ir.append(Code(f"ir-{_slug(t)}", f"task {t}", str(g.kernel_ir(t)), "ir"))
@@ -373,6 +371,15 @@ def _dataflow_code(page: Page, g) -> None:
         if s.trace.steps:
             page.traces.append(Code(f"trace-{_slug(t)}", f"kernel schedule of {t}", str(s.trace), "py"))
     page.printed.append(Code("printed", "print(g): the design as it would be built", str(g), "text"))
+
+
+def _project_code(page: Page, prj) -> None:
+    """The project's C++ (its files are named after the top function's C++ name) and tcl script."""
+    top = prj.top
+    for fname in (f"{top}.cpp", f"{top}.h", f"tb_{top}.cpp", "run_hls.tcl"):
+        if fname in prj.files:
+            page.code.append(Code(f"code-{_slug(fname)}", fname, prj.files[fname],
+                                  "cpp" if fname.endswith((".cpp", ".h")) else "text", open=fname == f"{top}.cpp"))
 
 
 def _slug(s: str) -> str:
@@ -395,15 +402,11 @@ def _kernel(page: Page, s, board) -> None:
                        [[Cell(lp.var), Cell(_num(lp.trips)), Cell(_num(lp.cycles), _pct(lp.cycles, rep.cycles)),
                          Cell("-" if lp.ii is None else str(lp.ii), cls="warn" if (lp.ii or 1) > 1 else ""),
                          Cell("-" if lp.depth is None else str(lp.depth)), Cell(lp.note)] for lp in rep.loops], "lrrrrl",
-                       caption="streamdsl.cost.model.estimate of the scheduled IR")
+                       caption="streamdsl.cost.model.estimate of the scheduled IR; " + II_AMBER)
     page.resources = Table(["", *("BRAM18K" if r == "bram" else r.upper() for r in RESOURCES)],
                            [[Cell(rep.board), *(_res_cell(rep.resources.get(r, 0), rep.budget[r]) for r in RESOURCES)]],
                            caption="the kernel alone against the whole board (cost model)")
-    files = build(k, board=board).files
-    for fname in (f"{k.name}.cpp", f"{k.name}.h", f"tb_{k.name}.cpp", "run_hls.tcl"):
-        if fname in files:
-            page.code.append(Code(f"code-{_slug(fname)}", fname, files[fname],
-                                  "cpp" if fname.endswith((".cpp", ".h")) else "text", open=fname == f"{k.name}.cpp"))
+    _project_code(page, build(k, board=board))
     page.ir.append(Code("ir-kernel", f"kernel {k.name}", str(k), "ir", open=True))
     page.traces.append(Code("trace-kernel", "schedule trace", str(s.trace), "py", open=True))
     page.assumptions.append(("cost model", ["op latencies at 250 MHz scaled by the clock, loop control 1 "

@@ -13,8 +13,8 @@ import numpy as np
 
 import streamdsl as sd
 from streamdsl.cli import (
-    FORMAT, PROJECT, CLIError, MismatchError, check_board, check_output, claim, compare, owned, positive,
-    project_files, write_json,
+    FORMAT, PROJECT, CLIError, MismatchError, check_board, check_output, compare, inside, json_text,
+    owned_sources, positive, project_files,
 )
 from streamdsl.progress import bar
 
@@ -57,7 +57,7 @@ class LLMProjects:
                            hint=f"C-simulate a tiny build: streamdsl llm build {prj.get('family')} --config tiny "
                                 "-o DIR; streamdsl csim DIR")
         try:
-            variants = json.loads((folder / "project.json").read_text())["variants"]
+            variants = json.loads(inside(folder, "project.json", "its accelerator file", rebuild).read_text())["variants"]
             board = check_board(prj["board"])
         except (KeyError, TypeError, OSError, ValueError) as err:
             raise CLIError(f"'{folder / 'project.json'}' is missing or damaged ({type(err).__name__}: {err})",
@@ -75,8 +75,8 @@ class LLMProjects:
             if names != [p.name for p in ir.params]:
                 raise CLIError(f"'{folder / v['folder']}' takes ({', '.join(names)}), this streamdsl's layer takes "
                                f"({', '.join(p.name for p in ir.params)})", hint=rebuild)
-            sub = folder / v["folder"]
-            files = project_files(sub, sorted(owned(sub) - {"include", "data"}), rebuild)
+            sub = inside(folder, v["folder"], "the layer folder", rebuild)
+            files = project_files(sub, owned_sources(sub), rebuild)
             pos = min(3, m.max_len - t)  # a few cached tokens, so attention reads the cache
             inputs = random_layer_inputs(m, layer, t, pos, rng)
             want = m.layer(t, kind).function(*inputs)
@@ -106,7 +106,7 @@ def cmd_build(args) -> int:
     from .weights import random_weights
 
     out = Path(args.output)
-    check_output(out, args.force)
+    folder = check_output(out, args.force)
     board = check_board(args.board)
     prj = dict(format=FORMAT, kind="llm", family=args.family, config=args.config, quant=args.quant,
                max_len=args.max_len, prefill_len=min(args.prefill_len, args.max_len), board=board.name)
@@ -117,8 +117,7 @@ def cmd_build(args) -> int:
         m.load(random_weights(m.config, seed=0))  # full-size projects are built without weights
     accel = m.build("hls", output=out, prefill_len=prj["prefill_len"], board=board, overwrite=args.force)
     prj.update(model=m.config.name or args.family, version=sd.__version__)
-    write_json(out / PROJECT, prj)
-    claim(out, [PROJECT])
+    folder.write({PROJECT: json_text(prj)})
     print(f"wrote {accel}")
     if args.config == "tiny":
         print(f"C-simulate its layers with: streamdsl csim {out}")

@@ -120,7 +120,13 @@ class Interpreter:
         if isinstance(s, Alloc):
             t = s.type
             fill = 0 if s.init is None else self.eval(s.init, ctx)
-            self.env[s.name] = np.full(t.shape, fill, dtype=t.dtype.np)
+            try:
+                self.env[s.name] = np.full(t.shape, fill, dtype=t.dtype.np)
+            except (MemoryError, ValueError):  # NumPy: cannot allocate, or a size past its index range
+                raise ShapeError(f"local tensor '{s.name}: {t}' needs {_bytes(t.size * t.dtype.np.itemsize)}, more "
+                                 "than the simulator can allocate", s.loc,
+                                 hint="no accelerator holds it on chip either: use a smaller shape, or tile the "
+                                      "computation over a smaller buffer") from None
             return None
         if isinstance(s, If):
             cond = np.asarray(self.eval(s.cond, ctx)).astype(bool)
@@ -435,6 +441,14 @@ def _check_bounds(buf, idx, node) -> None:
                 f"index {bad} is out of bounds for dimension {d} of '{name}' (size {n})",
                 node.loc, hint="check the loop bounds and the index expression",
             )
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.3g} {unit}" if unit != "B" else f"{n} B"
+        n /= 1024
+    return f"{n} B"
 
 
 def _max_depth(stmts) -> int:

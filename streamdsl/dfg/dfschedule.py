@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from .. import registry
 from ..boards import board as get_board
-from ..errors import ScheduleError, StreamDSLError, caller_loc, user_facing
+from ..errors import ScheduleError, StreamDSLError, caller_loc, user_facing, user_facing_methods
 from ..ir.nodes import Kernel
 from ..sched.schedule import Schedule
 from ..types import IntType
@@ -83,6 +83,7 @@ def _err(prim: str, message: str, hint: str | None = None) -> ScheduleError:
     return ScheduleError(f"{prim}: {message}", caller_loc(), hint=hint)
 
 
+@user_facing_methods
 class DataflowSchedule:
     """Layouts, regions, kernel schedules and FIFO depths of one dataflow function."""
 
@@ -115,7 +116,6 @@ class DataflowSchedule:
         """Every task, in program (topological) order."""
         return [TaskHandle(self, t) for t in self.graph.tasks]
 
-    @user_facing
     def task(self, name: str) -> TaskHandle:
         if name not in self.graph.tasks:
             raise _err("task", f"dataflow '{self.graph.ir.name}' has no task '{name}'",
@@ -125,7 +125,6 @@ class DataflowSchedule:
     def edges(self) -> list[EdgeHandle]:
         return [EdgeHandle(self, e) for e in self.graph.edges]
 
-    @user_facing
     def edge(self, name: str) -> EdgeHandle:
         if name not in self.graph.edges:
             raise _err("edge", f"dataflow '{self.graph.ir.name}' has no edge '{name}'",
@@ -180,7 +179,6 @@ class DataflowSchedule:
         return FifoHandle(self, name)
 
     # --------------------------------------------------------- kernel level
-    @user_facing
     def schedule(self, task) -> Schedule:
         """The task's kernel schedule; later timing and builds use its IR as scheduled."""
         name = self._task("schedule", task)
@@ -194,7 +192,6 @@ class DataflowSchedule:
         return s.ir if s is not None else self.graph.kernel(task)
 
     # ------------------------------------------------------------- layouts
-    @user_facing
     def stream(self, edge, tile=None, order=None, *, itensor=None, side=None) -> ITensor:
         """Give ``edge`` a stream layout: ``tile`` (element shape) and ``order`` (data dims, outermost first).
 
@@ -256,7 +253,6 @@ class DataflowSchedule:
             return self._prod.get(e) or whole(t)
         return self._cons.get((e, side.name if isinstance(side, TaskHandle) else side)) or whole(t)
 
-    @user_facing
     def bundle(self, *edges) -> tuple[str, ...]:
         """Read graph inputs ``edges`` with one DMA process, one after the other in the order given, over one
         set of memory channels (a weight streamer): each waits for the one before it to be read whole, and
@@ -285,7 +281,6 @@ class DataflowSchedule:
     def bundles(self) -> list[tuple[str, ...]]:
         return list(self._bundles)
 
-    @user_facing
     def store_at(self, edge, offset: str, axis: int, extent: int) -> Placement:
         """Store graph result ``edge`` in place, into a larger array: the top function's port is ``extent``
         long along ``axis`` and the result's ``n`` rows land at ``offset .. offset + n - 1`` there (``offset``
@@ -323,7 +318,6 @@ class DataflowSchedule:
         return dict(self._placed)
 
     # -------------------------------------------------------------- regions
-    @user_facing
     def fuse(self, *tasks) -> int:
         """Put ``tasks`` in one on-chip region; returns its number."""
         if len(tasks) == 1 and isinstance(tasks[0], (list, tuple)):
@@ -368,7 +362,6 @@ class DataflowSchedule:
             return 2 * converter(src, dst).buffer_bytes
         return DEFAULT_DEPTH * src.token_bytes
 
-    @user_facing
     def auto_fuse(self, max_bytes: int) -> FusionPlan:
         """The paper's greedy fusion (algorithm 2) under an on-chip memory cap of ``max_bytes``."""
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, float)) or max_bytes <= 0:
@@ -446,7 +439,6 @@ class DataflowSchedule:
             return [f.name for f in sel]
         return [f.name for f in (into_tasks or mine)]
 
-    @user_facing
     def fifo(self, x, depth, consumer=None) -> dict[str, int]:
         """Pin the depth of the FIFO(s) feeding ``x``'s consumers (or one ``g.fifos()`` handle); ``"auto"`` sizes them."""
         if depth != "auto" and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
@@ -472,7 +464,6 @@ class DataflowSchedule:
         pins = {f.name: self._pins[f.name] for f in low.streams if f.name in self._pins}
         return F.design_depths(timing.task_list, timing.edges, low.fifos, mode, pins)
 
-    @user_facing
     def size_fifos(self, mode: str = "normal", board=None, clock_mhz: float | None = None,
                    bits: dict | None = None) -> F.Sizing:
         """Size every FIFO not pinned for the timing on ``board`` (default: the board last sized for, else the
@@ -505,7 +496,6 @@ class DataflowSchedule:
         return self._sized_for is not None and self._sized_for != self._timing[0]
 
     # ------------------------------------------------------------- analysis
-    @user_facing
     def simulate(self, trace: bool = False, board=None, clock_mhz: float | None = None,
                  bits: dict | None = None) -> SimResult:
         """Token-level simulation at the current depths (unsized FIFOs: depth 2) of the timing on ``board``
@@ -520,7 +510,6 @@ class DataflowSchedule:
         except DeadlockError as err:
             raise DeadlockError(err.message, caller_loc(), hint=err.hint) from None
 
-    @user_facing
     def explain_fifo(self, x, consumer=None) -> str:
         """Which path forced a FIFO's depth (the LP's critical path and the paper's closed form)."""
         low = self.lowered()
@@ -586,7 +575,6 @@ class DataflowSchedule:
         return streamed, whole_bufs
 
     # ------------------------------------------------------------------ build
-    @user_facing
     def build(self, target: str = "hls", output=None, board="u55c", overwrite: bool = False):
         """The project of the design as it stands, by the backend registered as ``target`` (``"hls"``: a Vitis
         HLS project whose ``.csim(*arrays)`` runs it with g++)."""

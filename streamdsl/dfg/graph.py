@@ -31,7 +31,7 @@ from typing import Any
 
 from .. import registry
 from ..errors import KernelSyntaxError, KernelTypeError, Loc, StreamDSLError, caller_loc, user_facing
-from ..frontend import definition_scope, parse_function
+from ..frontend import definition_scope, parse_function, require_function
 from ..ir.nodes import CallKernel, Const, Kernel, Ref, Return, Var
 from ..types import TensorType
 
@@ -148,6 +148,7 @@ class DataflowFunction:
 
 def dataflow(fn) -> DataflowFunction:
     """Decorate a function whose body calls ``@sd.kernel`` functions and returns their results."""
+    require_function(fn, "@sd.dataflow")
     return DataflowFunction(fn, definition_scope())
 
 

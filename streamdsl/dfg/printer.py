@@ -15,6 +15,17 @@ if TYPE_CHECKING:
     from .dfschedule import DataflowSchedule
 
 
+def task_timing(s) -> str:
+    """A token-simulator task in words: its cycles, and the steps at which its tokens move.
+
+    The task's modeled cycles are spread evenly over the iterations at which its loop nest moves tokens (one
+    token a stream each, :mod:`.timing`): "1,070 cycles in 17 token steps ~64 apart", not an HLS
+    initiation interval."""
+    if s.iters == 1:
+        return f"{s.latency:,} cycles in one token step"
+    return f"{s.latency:,} cycles in {s.iters} token steps ~{s.ii:,} apart"
+
+
 def render(g: "DataflowSchedule") -> str:
     low = g.lowered()
     timing = g.timing()  # on the board the FIFOs were sized for (else the U55C)
@@ -44,7 +55,7 @@ def render(g: "DataflowSchedule") -> str:
         args = ", ".join(e or "<scalar>" for e in t.inputs)
         sched = " (scheduled)" if t.name in g._schedules else ""
         lines.append(f"    {t.name:<{w}} {', '.join(t.outputs)} = {t.kernel}({args}){sched}  region {g.region_of(t.name)}"
-                     f"  [{s.iters} iter x II {s.ii}, lat {s.lat}]")
+                     f"  [{task_timing(s)} by the cost model]")
     lines.append("  edges:")
     for e in graph.edges.values():
         src = "input (DMA)" if e.is_input else e.producer

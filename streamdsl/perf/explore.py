@@ -621,11 +621,22 @@ class Tried:
 HEADER = ["design", "space", "sum u", "sim cycles", "analytic", "us", "DSP", "BRAM/URAM", "fits", "why"]
 
 
+WIDTH = 100  # a terminal's width: a row's last column ("why") is wrapped on the lines under it
+
+
 def table(rows: list[list[str]], header=HEADER) -> str:
-    w = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-    line = lambda r: "  ".join(str(c).ljust(w[i]) if i in (0, 1, len(header) - 1) else str(c).rjust(w[i])  # noqa: E731
-                               for i, c in enumerate(r))
-    return "\n".join([line(header), line(["-" * x for x in w])] + [line(r) for r in rows])
+    import textwrap
+
+    last = len(header) - 1
+    w = [max(len(str(r[i])) for r in [header] + rows) for i in range(last)]
+    line = lambda r: "  ".join(str(c).ljust(w[i]) if i in (0, 1) else str(c).rjust(w[i])  # noqa: E731
+                               for i, c in enumerate(r[:last])).rstrip()
+    out = [line(header) + f"  ({header[last]} below)", line(["-" * x for x in w])]
+    for r in rows:
+        out.append(line(r))
+        out += textwrap.wrap(str(r[last]), WIDTH, initial_indent="    ", subsequent_indent="    ",
+                             break_on_hyphens=False)
+    return "\n".join(out)
 
 
 @dataclass

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .. import registry
-from ..errors import ScheduleError, StreamDSLError, caller_loc
+from ..errors import ScheduleError, StreamDSLError, caller_loc, user_facing, user_facing_methods
 from ..ir.nodes import Kernel
 from . import primitives as P
 from .rewrite import loops_with_paths, unique_loop_vars
@@ -55,9 +55,36 @@ class Step:
                 "kwargs": {k: _enc(v) for k, v in self.kwargs}, "outs": list(self.outs)}
 
     @staticmethod
-    def from_json(d: dict) -> "Step":
-        return Step(d["primitive"], tuple(_dec(a) for a in d["args"]),
-                    tuple((k, _dec(v)) for k, v in d["kwargs"].items()), tuple(d["outs"]))
+    def from_json(d, n: int = 0) -> "Step":
+        """Step ``n`` of a trace's JSON; anything but a recorded schedule primitive is a :class:`TraceError`."""
+        if not isinstance(d, dict) or set(d) != {"primitive", "args", "kwargs", "outs"}:
+            raise _bad(f"step {n} is not an object with the keys primitive, args, kwargs and outs", d)
+        prim, args, kwargs, outs = d["primitive"], d["args"], d["kwargs"], d["outs"]
+        if prim not in PRIMITIVES:
+            raise _bad(f"step {n} names {prim!r}, which is not a schedule primitive", prim,
+                       hint=f"a trace replays only the primitives: {', '.join(sorted(PRIMITIVES))}")
+        if not isinstance(args, list) or not isinstance(kwargs, dict) or not isinstance(outs, list) \
+                or not all(isinstance(o, str) for o in outs):
+            raise _bad(f"step {n} ({prim}): args must be a list, kwargs an object and outs a list of names", d)
+        return Step(prim, tuple(_dec(a, n) for a in args), tuple((k, _dec(v, n)) for k, v in kwargs.items()),
+                    tuple(outs))
+
+
+# What a trace may replay: the primitives Schedule records (each calls _apply with its name).
+PRIMITIVES = frozenset({"split", "inline", "rfactor", "reorder", "fuse", "pipeline", "unroll", "partition",
+                        "buffer_at", "compute_at", "bind", "bind_op"})
+
+
+class TraceError(ScheduleError):
+    """A trace's JSON is not a trace streamdsl wrote (malformed, or naming something other than a primitive)."""
+
+    kind = "trace error"
+
+
+def _bad(message: str, what=None, hint: str | None = None) -> TraceError:
+    shown = json.dumps(what)[:200] if what is not None else ""
+    return TraceError(f"Trace.from_json: {message}" + (f": {shown}" if shown else ""), _caller_loc(),
+                      hint=hint or "pass the text Trace.to_json() wrote")
 
 
 def _enc(a):
@@ -66,10 +93,18 @@ def _enc(a):
     return a
 
 
-def _dec(a):
+def _dec(a, n: int = 0):
+    """A step's argument: a loop or buffer handle ({"loop": name}), or a plain value (number, string, None,
+    or a list of them)."""
     if isinstance(a, dict):
+        if len(a) != 1 or next(iter(a)) not in ("loop", "buffer") or not isinstance(next(iter(a.values())), str):
+            raise _bad(f"step {n}: an argument object must be {{\"loop\": name}} or {{\"buffer\": name}}", a)
         ((kind, name),) = a.items()
         return (kind, name)
+    if isinstance(a, list):
+        return [_dec(x, n) for x in a]
+    if a is not None and not isinstance(a, (bool, int, float, str)):
+        raise _bad(f"step {n}: unexpected argument", a)
     return a
 
 
@@ -99,15 +134,28 @@ class Trace:
         return json.dumps({"kernel": self.kernel_name, "steps": [s.to_json() for s in self.steps]}, indent=1)
 
     @staticmethod
+    @user_facing
     def from_json(text: str) -> "Trace":
-        d = json.loads(text)
-        return Trace(d["kernel"], tuple(Step.from_json(s) for s in d["steps"]))
+        """The trace :meth:`to_json` wrote; malformed JSON, or a step that is not a schedule primitive, is a
+        :class:`TraceError` at the call."""
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        if not isinstance(text, str):
+            raise _bad(f"expected the JSON text of a trace, got {type(text).__name__}")
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise _bad(f"not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})") from None
+        if not isinstance(d, dict) or not isinstance(d.get("kernel"), str) or not isinstance(d.get("steps"), list):
+            raise _bad("expected an object with \"kernel\" (a name) and \"steps\" (a list)", d)
+        return Trace(d["kernel"], tuple(Step.from_json(s, n) for n, s in enumerate(d["steps"])))
 
+    @user_facing
     def replay(self, kernel) -> "Schedule":
-        """Apply the recorded primitives to a fresh schedule of ``kernel``."""
+        """Apply the recorded primitives to a fresh schedule of ``kernel`` (only primitives: see PRIMITIVES)."""
         s = Schedule(kernel)
-        for st in self.steps:
-            apply_step(s, st)
+        for n, st in enumerate(self.steps):
+            apply_step(s, st, n)
         return s
 
 
@@ -129,13 +177,25 @@ def step_line(st: Step, var: str, bound: set[str] | None) -> str:
     return f"{lhs + ' = ' if lhs else ''}{var}.{st.primitive}({call})"
 
 
-def apply_step(s: "Schedule", st: Step) -> None:
-    """Apply one recorded step to schedule ``s`` (its handles resolved in ``s``)."""
+def apply_step(s: "Schedule", st: Step, n: int = 0) -> None:
+    """Apply step ``n``, ``st``, to schedule ``s`` (its handles resolved in ``s``): only a primitive, with the
+    arguments it takes (a :class:`TraceError` otherwise)."""
+    import inspect
+
+    if st.primitive not in PRIMITIVES:
+        raise _bad(f"step {n} names {st.primitive!r}, which is not a schedule primitive", st.primitive,
+                   hint=f"a trace replays only the primitives: {', '.join(sorted(PRIMITIVES))}")
+    method = getattr(s, st.primitive)
     args = [s._ref(a) for a in st.args]
     kwargs = {k: s._ref(v) for k, v in st.kwargs}
-    getattr(s, st.primitive)(*args, **kwargs)
+    try:
+        inspect.signature(method).bind(*args, **kwargs)
+    except TypeError as err:
+        raise _bad(f"step {n} ({st.primitive}): {err}") from None
+    method(*args, **kwargs)
 
 
+@user_facing_methods
 class Schedule:
     """Interactive schedule of one kernel; every primitive returns handles."""
 

@@ -291,3 +291,17 @@ def test_stale_sizing_is_flagged():
     g.size_fifos()
     g.stream(g.edge("c"), tile=(1, 8))
     assert "call it again" in str(g)
+
+
+def test_print_gives_a_tasks_cycles_and_token_steps_not_an_initiation_interval():
+    """The token simulator's iterations are where tokens move; print(g) says so, with the task's modeled cycles."""
+    from streamdsl.dfg.dfschedule import DataflowSchedule
+
+    g = DataflowSchedule(ffn)
+    for e in "xhry":
+        g.stream(g.edge(e), tile=(1, 8))  # 8 rows: 8 token steps per stream
+    g.fuse(*g.tasks())
+    text = str(g)
+    s = g.lowered().nodes["relu"].sim
+    assert f"[{s.latency:,} cycles in {s.iters} token steps ~{s.ii:,} apart by the cost model]" in text
+    assert "iter x II" not in text

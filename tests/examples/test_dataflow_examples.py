@@ -95,11 +95,13 @@ def test_a_wrong_reference_fails_verification():
         m.verify(lambda ids: np.zeros((len(ids), ex.config.vocab), np.float32), np.arange(4), decode_steps=0)
 
 
-def test_custom_mlp_script_runs(capsys):
+def test_custom_mlp_script_runs(capsys, monkeypatch):
     import runpy
+    import sys
 
     from test_examples import EXAMPLES
 
+    monkeypatch.setattr(sys, "argv", [str(EXAMPLES / "custom_mlp_llama.py")])
     runpy.run_path(str(EXAMPLES / "custom_mlp_llama.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "verified 3 step(s) (prefill + 2 decode) on sim" in out
