@@ -456,3 +456,41 @@ def test_a_flattened_nest_reads_a_whole_array_through_sixteen_ports():
     flat = _loop(rep, "i1")
     assert "flattened" in flat.note and flat.ii == 32  # B's 64 reads of a column on the port's 2
     assert rep.resources["uram"] == 15
+
+
+@sd.kernel
+def two_products(A: f32[64], B: f32[64], C: f32[64], D: f32[64]) -> (f32[64], f32[64], f32[64]):
+    X: f32[64]
+    Y: f32[64]
+    Z: f32[64]
+    for i in range(128):
+        X[i % 64] = A[i % 64] * B[i % 64]
+    for i in range(128):
+        Y[i % 64] = C[i % 64] * D[i % 64]
+    for i in range(128):
+        Z[i % 64] = X[i % 64] + Y[i % 64]
+    return X, Y, Z
+
+
+def test_pipelines_that_share_no_memory_run_side_by_side():
+    # k3mm, gesummv: each pipelined loop is a function of its own; the first two share nothing and run
+    # together, the third reads what they wrote and waits (UG1399 "Loop Parallelism")
+    rep = estimate(_ap(two_products), "xcu55c", 200)
+    first, second, third = (x.cycles for x in rep.loops)
+    assert rep.cycles == max(first, second) + third
+
+
+@sd.kernel
+def back_subst(A: f64[16, 16], b: f64[16]) -> f64[16]:
+    y: f64[16]
+    for i in range(16):
+        w: f64 = b[i]
+        for j in range(i):
+            w -= A[i, j] * y[j]
+        y[i] = w
+    return y
+
+
+def test_a_subtract_into_a_scalar_recurs_like_a_sum():
+    # ludcmp: w -= A[i][k] * A[k][j] at II 4, the dsub's recurrence
+    assert _loop(estimate(_ap(back_subst), "xcu55c", 200), "j").ii == 4
