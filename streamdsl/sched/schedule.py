@@ -72,7 +72,7 @@ class Step:
 
 # What a trace may replay: the primitives Schedule records (each calls _apply with its name).
 PRIMITIVES = frozenset({"split", "inline", "rfactor", "reorder", "fuse", "pipeline", "unroll", "partition",
-                        "buffer_at", "compute_at", "bind", "bind_op"})
+                        "buffer_at", "compute_at", "bind", "bind_op", "interface"})
 
 
 class TraceError(ScheduleError):
