@@ -375,7 +375,9 @@ class _Model:
         """Is ``e`` an integer multiply that, added to a value, Vitis builds as one DSP slice's multiply-add
         (``mac_muladd``): operands that fit the slice's multiplier, not bound elsewhere?  The CS-577 matrixmul
         report's ``char`` products: ``res += a * b`` is mac_muladd_8s_8s_16s (1 DSP each), where the first
-        product of each sum, added to the 0 it starts from, is a LUT multiplier (mul_8s_8s_16, 41 LUT)."""
+        product of each sum, added to the 0 it starts from, is a LUT multiplier (mul_8s_8s_16, 41 LUT); the
+        Vitis-generated module lists of public FINN and hls4ml projects bind int8 x int4 and int4 x int4
+        multiply-adds the same way (mac_muladd_8s_4s_12s_13_4_1, mac_muladd_4s_4s_8s_9_4_1: IMPL dsp48)."""
         if not (is_var_mul(e) and _class(e.dtype) == "i"):
             return False
         a, b = sorted((narrow_bits(e.lhs), narrow_bits(e.rhs)))
