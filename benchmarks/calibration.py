@@ -97,8 +97,8 @@ def main(argv=None) -> int:
             med, ratio, share = TARGETS[f]
             ok = (med is None or statistics.median(e) <= med) and within(ratio) >= share
             met &= ok
-            line += f"   target: {'median <= %.1f, ' % med if med else ''}{share:.0%} within {ratio:g}x  " \
-                    f"{'met' if ok else 'NOT met'}"
+            line += f"   target: {'median <= %.1f, ' % med if med else ''}{share:.0%} within {ratio:g}x " \
+                    f"({within(ratio):.1%})  {'met' if ok else 'NOT met'}"
         print(line)
     print("all targets met" if met else "some targets not met")
     return 0
