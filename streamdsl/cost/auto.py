@@ -19,7 +19,9 @@ as the published reports show it (``benchmarks/calibration/published.json`` cite
 
 An innermost loop of variable trips cannot be unrolled, so it is pipelined (HLStrans trisolv, durbin, lu), and
 so is a loop with no loop around it, whatever its trips (WES237C fir11, HLStrans fir: 11 to 20 trips).
-A loop with an ``unroll`` directive is never pipelined on its own (UG1399: user directives apply first).
+A loop with an ``unroll`` directive is left as the user wrote it (UG1399: user directives apply first): fully
+unrolled, it is gone; partially, Vitis pipelines the loop that is left (WES237C fir128's MAC loop, unrolled by
+32, is a 4-iteration pipeline in its report), which the model does not do.
 """
 from __future__ import annotations
 
@@ -96,7 +98,6 @@ def _loops_in(stmts):
         elif isinstance(s, If):
             yield from _loops_in(s.then)
             yield from _loops_in(s.orelse)
-
 
 
 def partitioned_dims(stmts, pipelined: frozenset[int], arrays) -> dict[str, int]:
