@@ -187,6 +187,10 @@ def _power_of_two(e) -> bool:
         int(e.value) > 0 and int(e.value) & (int(e.value) - 1) == 0
 
 
+_LOW_BITS = {"add", "sub", "mul", "mul_const", "mul_dsp", "mul_fabric", "add_dsp", "neg", "bitand", "bitor",
+             "bitxor", "invert"}  # ops whose low result bits need only the operands' low bits
+
+
 def _bits(t) -> int:
     return t.bits if isinstance(t, IntType) else t.width if isinstance(t, FixedType) else 32
 
@@ -305,8 +309,10 @@ class _Model:
             if _in_registers(local[name], self.banks[name]):
                 self.regs.add(name)
 
-    # latency of an expression (critical path), and its operators for resources
-    def expr(self, e, ops: list) -> int:
+    # latency of an expression (critical path), and its operators for resources.  ``demand``: the low bits of
+    # ``e`` its user keeps (an integer result cast to a narrower type): the low bits of a sum, difference,
+    # product or bitwise op depend only on the operands' low bits, so it is built that wide (as Vitis trims it)
+    def expr(self, e, ops: list, demand: int | None = None) -> int:
         if isinstance(e, (Const, Var)):
             return 0
         if isinstance(e, Load):  # address arithmetic once: unrolled copies differ by constant offsets (bank wiring)
@@ -315,9 +321,12 @@ class _Model:
             self._charge(idx, 1)
             return lat
         if isinstance(e, (BinOp, UnaryOp, Call)):
-            op = self._operator(e)
-            ops.append(op)
-            return op_latency(op[0], op[1], self.clock, self.fam) + max(self.expr(c, ops) for c in _kids(e))
+            name, t, widths = self._operator(e)
+            low = demand if name in _LOW_BITS and isinstance(t, IntType) else None
+            if low is not None and low < t.bits:
+                t = IntType(low, t.signed)
+            ops.append((name, t, widths))
+            return op_latency(name, t, self.clock, self.fam) + max(self.expr(c, ops, low) for c in _kids(e))
         if isinstance(e, Cast):
             src = e.operand.dtype
             wiring = isinstance(src, IntType) and isinstance(e.dtype, IntType) or (
@@ -325,7 +334,10 @@ class _Model:
                 and _bits(e.dtype) >= _bits(src))
             if not wiring:  # sign or zero extension of an integer is wiring, and so is its truncation
                 ops.append(("cast", src, None))
-            return op_latency("cast", e.operand.dtype, self.clock, self.fam) + self.expr(e.operand, ops)
+            keep = None
+            if isinstance(src, IntType) and isinstance(e.dtype, IntType):
+                keep = min(e.dtype.bits, demand) if demand is not None else e.dtype.bits
+            return op_latency("cast", e.operand.dtype, self.clock, self.fam) + self.expr(e.operand, ops, keep)
         if isinstance(e, Select):
             return 1 + max(self.expr(x, ops) for x in (e.cond, e.then, e.orelse))
         return 0
