@@ -102,6 +102,15 @@ FP_FF = {  # registers of a floating-point core (the HLStrans reports' instances
     ("f32", "add"): 205, ("f32", "sub"): 205, ("f32", "mul"): 143,
     ("f64", "add"): 457, ("f64", "sub"): 457, ("f64", "mul"): 312,
 }
+FABRIC_FLOAT = frozenset({"div", "sqrt", "cast", "eq", "ne", "lt", "le", "gt", "ge"})  # float cores Vitis builds in
+# fabric only (ddiv_..._no_dsp_1, IMPL fabric), which a csynth report lists at 0 LUT and 0 FF: every ddiv, dsqrt,
+# dcmp, fcmp and sitodp instance of the HLStrans reports (trisolv's ddiv_64ns_64ns_64_22_no_dsp_1_U13: 0 / 0)
+
+
+def unlisted_in_csynth(op: str, t) -> bool:
+    """Is a core of ``op`` on ``t`` one the csynth estimate leaves out (:data:`FABRIC_FLOAT`)?  The model still
+    charges it (the LUTs are real); :attr:`KernelReport.unlisted` says how much of its estimate that is."""
+    return isinstance(t, FloatType) and op in FABRIC_FLOAT
 
 
 @dataclass(frozen=True)
@@ -250,6 +259,9 @@ class KernelReport:
     resources: dict[str, int]
     budget: dict[str, int]
     loops: list[LoopEstimate] = field(default_factory=list)
+    # LUT and FF of ``resources`` that a Vitis csynth report lists at 0 (fabric-only float cores: see
+    # unlisted_in_csynth): ``resources[k] - unlisted[k]`` is the figure to set beside a report's
+    unlisted: dict[str, int] = field(default_factory=dict)
 
     @property
     def latency_us(self) -> float:
@@ -275,6 +287,7 @@ class _Model:
     def __init__(self, k: Kernel, clock: float, fam: Family | None = None, uram: bool = True):
         self.k, self.clock, self.fam, self.uram = k, clock, fam or FAMILIES["ultrascale+"], uram
         self.res = dict(dsp=0, bram=0, uram=0, lut=0, ff=0)
+        self.unlisted = dict(lut=0, ff=0)  # of res: what a csynth report lists at 0 (unlisted_in_csynth)
         self.loops: list[LoopEstimate] = []
         self.bind: list[dict[str, str]] = []  # bind_op classes -> impls of the loops around (innermost last)
         self.preadd: set[int] = set()  # ids of adds that feed a DSP multiplier (its pre-adder)
@@ -444,9 +457,13 @@ class _Model:
             self.res["lut"] += lut * n + muxes + (other * MUX_LUT * users if users > 1 else 0)
             if name == "mul" and _class(t) == "i" and d > 1:  # a multiply over several slices keeps its partial
                 # products in fabric registers at every stage: 2 x result bits a cycle of its latency
-                self.res["ff"] += 2 * _bits(t) * op_latency(name, t, self.clock, self.fam) * n
+                ff = 2 * _bits(t) * op_latency(name, t, self.clock, self.fam) * n
             else:
-                self.res["ff"] += FP_FF.get((getattr(t, "name", None), name), 2 * lut) * n
+                ff = FP_FF.get((getattr(t, "name", None), name), 2 * lut) * n
+            self.res["ff"] += ff
+            if unlisted_in_csynth(name, t):  # the cores, not their input multiplexers (the report lists those)
+                self.unlisted["lut"] += lut * n
+                self.unlisted["ff"] += ff
         self.cores = []
 
     def body(self, stmts, copies: int, unrolled: bool) -> int:
@@ -1033,4 +1050,4 @@ def estimate(k: Kernel, board="u55c", clock_mhz: float | None = None) -> KernelR
     ports = [p for p in k.params if hasattr(p.type, "shape")]
     m.res["lut"] += lut * len(ports)
     m.res["ff"] += ff * len(ports)
-    return KernelReport(k.name, b.name, clock_mhz, cycles, m.res, b.total, m.loops)
+    return KernelReport(k.name, b.name, clock_mhz, cycles, m.res, b.total, m.loops, m.unlisted)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import streamdsl as sd
 from streamdsl import f32, f64, i32
-from streamdsl.cost.model import FAMILIES, dsp_tiles, estimate, family, op_latency, recurrence_latency
+from streamdsl.cost.model import (
+    FAMILIES, dsp_tiles, estimate, family, op_cost, op_latency, recurrence_latency, unlisted_in_csynth,
+)
 
 US = FAMILIES["ultrascale+"]
 
@@ -494,3 +496,21 @@ def back_subst(A: f64[16, 16], b: f64[16]) -> f64[16]:
 def test_a_subtract_into_a_scalar_recurs_like_a_sum():
     # ludcmp: w -= A[i][k] * A[k][j] at II 4, the dsub's recurrence
     assert _loop(estimate(_ap(back_subst), "xcu55c", 200), "j").ii == 4
+
+
+@sd.kernel
+def scale(A: f64[100], d: f64) -> f64[100]:
+    B: f64[100]
+    for i in range(100):
+        B[i] = A[i] / d + A[i]
+    return B
+
+
+def test_fabric_only_float_cores_are_charged_but_named_as_left_out_of_csynth():
+    # HLStrans trisolv, durbin, lu, covariance: ddiv_64ns_64ns_64_22_no_dsp_1 listed at 0 LUT, 0 FF; the dadd is not
+    rep = estimate(_ap(scale), "xcu55c", 200)
+    _, div_lut = op_cost("div", f64)
+    assert unlisted_in_csynth("div", f64) and not unlisted_in_csynth("add", f64)
+    assert not unlisted_in_csynth("div", i32)
+    assert rep.unlisted == {"lut": div_lut, "ff": 2 * div_lut}  # one ddiv core (II 1, one divide an iteration)
+    assert rep.resources["lut"] > div_lut  # still in the model's estimate: the LUTs are on the chip
