@@ -238,12 +238,14 @@ class LLMPerf(ModelPerf):
                 out.append("the KV-cache append streams the whole cache through to attention, the new rows put in "
                            "on the way: " + ", ".join(f"{n.name} {n.cycles}" for n in kv) + " cycles")
             if self.quant == "fp32":
-                out.append("each fp32 MAC lane costs 5 DSPs and sustains 1 MAC per 4 cycles (the fadd recurrence on "
-                           "the scalar accumulator of every library linear); int8 x int4 MACs (quant='w4a8') are "
+                out.append("each fp32 MAC lane costs 5 DSPs and sustains 1 MAC per fadd recurrence (the add's "
+                           "latency less one cycle, on the scalar accumulator of every library linear); int8 x int4 "
+                           "MACs (quant='w4a8') are "
                            "LUT multipliers with 1-cycle adds")
             if red:
-                out.append("fp32 reductions are bound by the fadd latency (4 cycles): a norm's sum retires one "
-                           "element per partial-sum lane every 4 cycles and its lanes combine pairwise; attention "
+                out.append("fp32 reductions are bound by the fadd recurrence (the add's latency less one cycle): "
+                           "a norm's sum retires one element per partial-sum lane each recurrence and its lanes "
+                           "combine pairwise; attention "
                            f"walks the whole cache ({self.prompt + self.gen} positions) of every head, its softmax "
                            "sum in four interleaved parts (a key of every head a cycle) and its dot products and "
                            "value rows as many lanes as the board leaves: " + ", ".join(f"{n.name} {n.cycles}" for n in red) + " cycles")
