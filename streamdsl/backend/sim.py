@@ -14,6 +14,7 @@ Large iteration spaces run in chunks so memory stays bounded.
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -475,6 +476,23 @@ def _check_arg(k: Kernel, p, a, call_loc):
                           call_loc, hint=f"pass a Python or NumPy number{where}")
 
 
-def simulate(kernel: Kernel, *args, call_loc: Loc | None = None):
-    """Run ``kernel`` on NumPy arrays; returns one array, a tuple, or None."""
-    return Interpreter(kernel).run(args, call_loc)
+def simulate(kernel: Kernel, *args, call_loc: Loc | None = None, mode: str | None = None):
+    """Run ``kernel`` on NumPy arrays; returns one array, a tuple, or None.
+
+    ``mode``: ``"interp"`` runs this interpreter (the definition), ``"compiled"`` the kernel compiled to
+    native code (``native.py``, bit-identical), ``"auto"`` (the default, or ``$STREAMDSL_SIM``) compiles a
+    kernel once that pays and interprets the rest."""
+    from . import native
+
+    mode = native.sim_mode(mode)
+    if mode != "interp":
+        done = native.run(kernel, args, call_loc, mode)
+        if done is not None:
+            return done[0]
+    if mode != "auto":
+        return Interpreter(kernel).run(args, call_loc)
+    t0 = time.perf_counter()
+    try:
+        return Interpreter(kernel).run(args, call_loc)
+    finally:
+        native.spent(kernel, time.perf_counter() - t0)
