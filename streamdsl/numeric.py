@@ -37,9 +37,9 @@ def wrap_int(x: np.ndarray, dtype: IntType) -> np.ndarray:
     if bits in (8, 16, 32, 64):
         return x.astype(dtype.np)
     u = x.astype(np.uint64) & np.uint64((1 << bits) - 1)
-    if dtype.signed:
+    if dtype.signed:  # sign-extend in uint64 arithmetic (2**bits does not fit an int64 at 63 bits)
         half = np.uint64(1 << (bits - 1))
-        u = u.astype(np.int64) - ((u & half) != 0).astype(np.int64) * np.int64(1 << bits)
+        u = ((u ^ half) - half).astype(np.int64)
     return u.astype(dtype.np)
 
 

@@ -349,7 +349,7 @@ class _Function:
         names = [self.fresh("i") for _ in indices]
         parts = [f"const int64_t {n} = (int64_t)({self.expr(e, scope)});" for n, e in zip(names, indices)]
         parts += [f"sdn::ck({n}, {d}, {nid}, {k});" for k, (n, d) in enumerate(zip(names, shape))]
-        flat = names[0]
+        flat = names[0] if names else "0"
         for n, d in zip(names[1:], shape[1:]):
             flat = f"({flat}) * {d} + {n}"
         return f"({{ {' '.join(parts)} {flat}; }})"

@@ -171,7 +171,7 @@ def _bind_loop(slot: int) -> tuple[int, int] | None:
             args = _probe(uf.nin, dt)
             with np.errstate(all="ignore"):
                 want = uf(*args)
-            code = dt.char.encode()
+            code = bytes([dt.num])
             for i in range(head.ntypes):
                 if any(head.types[i * head.nargs + j] != code for j in range(head.nargs)):
                     continue
