@@ -101,7 +101,9 @@ def cache_dir() -> Path:
 
 def library_path(prog: Program, cxx: str) -> Path:
     h = hashlib.sha256()
-    for part in (prog.source, _HEADER.read_text(), " ".join(FLAGS), _version(cxx), platform.machine()):
+    if not _header_text:
+        _header_text.append(_HEADER.read_text())
+    for part in (prog.source, _header_text[0], " ".join(FLAGS), _version(cxx), platform.machine()):
         h.update(part.encode())
         h.update(b"\0")
     return cache_dir() / f"{prog.kernel.name[:40]}-{h.hexdigest()[:24]}.so"
@@ -303,24 +305,30 @@ _program = IdentityMemo(_program_uncached, 512)
 
 
 # ------------------------------------------------------------- the policy
-def interp_seconds(kernel: Kernel) -> float:
-    """A rough estimate of one interpreted run: Python-level steps at ~2 us a node, vector elements at ~2 ns.
+STEP = 2e-6  # seconds the interpreter spends on an IR node at a Python-level step
+VECTOR = 0.075e-9  # ... on a node per vector element (NumPy)
+NATIVE = 0.15e-9  # ... the compiled code on a node per element
+
+
+def estimate(kernel: Kernel) -> tuple[float, float]:
+    """Rough seconds of one run: (interpreted, compiled).
 
     A loop the interpreter vectorises multiplies the elements of its body's steps; a sequential loop (and a
-    float reduction, which the interpreter steps through in program order) multiplies the steps."""
+    float reduction, which the interpreter steps through in program order) multiplies the steps.  The
+    compiled code pays for every element of every step alike."""
     from ..ir.bounds import loop_trips
     from ..ir.deps import classify
     from .privatize import privatize
 
     k = privatize(kernel)
     trips = loop_trips(k.body)
-    total = 0.0
+    interp = compiled = 0.0
 
     def nodes(s) -> int:
         return sum(1 for n in walk(s) if not isinstance(n, (For, If)))
 
     def go(stmts, steps: float, elems: float) -> None:
-        nonlocal total
+        nonlocal interp, compiled
         for s in stmts:
             if isinstance(s, For):
                 n = trips.get(id(s)) or 16
@@ -333,13 +341,21 @@ def interp_seconds(kernel: Kernel) -> float:
                 go(s.then, steps, elems)
                 go(s.orelse, steps, elems)
             elif isinstance(s, CallKernel):
-                total += steps * interp_seconds(k.callee(s.callee))
+                i, c = estimate(k.callee(s.callee))
+                interp, compiled = interp + steps * i, compiled + steps * elems * c
             else:
                 c = 1 if isinstance(s, Alloc) else nodes(s)
-                total += steps * c * (2e-6 + elems * 2e-9)
+                interp += steps * c * (STEP + elems * VECTOR)
+                compiled += steps * elems * c * NATIVE
 
     go(k.body, 1.0, 1.0)
-    return total
+    return interp, compiled
+
+
+def interp_seconds(kernel: Kernel) -> float:
+    """The interpreter's estimated seconds on ``kernel`` where compiling it would save time, else 0."""
+    interp, compiled = estimate(kernel)
+    return interp if interp > 1.25 * compiled else 0.0
 
 
 def _float_reduction(loop: For, info) -> bool:
@@ -361,15 +377,18 @@ class _Heat:
 
 
 _heat = IdentityMemo(lambda k: _Heat(interp_seconds(k)), 1024)
+_header_text: list[str] = []
 
 
 def run(kernel: Kernel, args, call_loc: Loc | None, mode: str):
     """Run ``kernel`` compiled when ``mode`` and the policy say so; else None, and the caller interprets
     (then :func:`spent` records the time)."""
-    if mode == "compiled":
-        native = load(kernel, may_compile=True)
-        return None if native is None else (native.run(args, call_loc),)
     heat = _heat(kernel)
+    if heat.native is None and mode == "compiled":
+        if heat.failed:
+            return None
+        heat.native = load(kernel, may_compile=True)
+        heat.failed = heat.native is None
     if heat.native is None:
         hot = heat.estimate + heat.spent
         if heat.failed or hot < LOOKUP_AFTER or (heat.looked and hot < COMPILE_AFTER):

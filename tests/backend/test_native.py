@@ -173,6 +173,9 @@ def test_tiny_model_prefill_and_decode(monkeypatch):
     from streamdsl.library.llm.weights import random_weights
 
     cfg = tiny("llama")
+    compiled = []
+    real = native.Native.run
+    monkeypatch.setattr(native.Native, "run", lambda self, *a: (compiled.append(self.kernel.name), real(self, *a))[1])
     runs = []
     for mode in ("interp", "compiled"):
         monkeypatch.setenv("STREAMDSL_SIM", mode)
@@ -181,6 +184,7 @@ def test_tiny_model_prefill_and_decode(monkeypatch):
         step, _ = m.decode(int(np.argmax(logits[-1])), cache)
         runs.append((logits, step))
     assert same(runs[0][0], runs[1][0]) and same(runs[0][1], runs[1][1])
+    assert {"attention_decode_4x2x8x16x3", "swiglu_mlp_3x64x128", "lm_head_3x64x256"} <= set(compiled)
 
 
 # ------------------------------------------------------------ value semantics
