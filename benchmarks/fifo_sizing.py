@@ -40,8 +40,8 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_matrix
 
-from streamdsl.dataflow.fifo import start_offsets
-from streamdsl.dataflow.tokensim import Edge, Task, required_depths, simulate
+from streamdsl.dfg.fifo import start_offsets
+from streamdsl.dfg.tokensim import Edge, Task, required_depths, simulate
 
 SIZES = (100, 1000)
 SEED = 4

@@ -24,13 +24,13 @@ from .types import (  # noqa: F401
 from .builtins import (  # noqa: F401
     abs, cast, cos, erf, exp, grid, log, max, min, rsqrt, sigmoid, sin, sqrt, tanh,
 )
-from .schedule.schedule import Schedule  # noqa: F401
-from .dataflow.itensor import Converter, ITensor, converter  # noqa: F401
-from .dataflow.tokensim import DeadlockError  # noqa: F401
-from .dataflow.dfschedule import DataflowSchedule  # noqa: F401
-from .dataflow.graph import DataflowFunction  # noqa: F401
+from .sched.schedule import Schedule  # noqa: F401
+from .dfg.itensor import Converter, ITensor, converter  # noqa: F401
+from .dfg.tokensim import DeadlockError  # noqa: F401
+from .dfg.dfschedule import DataflowSchedule  # noqa: F401
+from .dfg.graph import DataflowFunction  # noqa: F401
 from .api import KernelFunction, kernel, schedule  # noqa: F401  (bound after the subpackages it shadows)
-from .dataflow.graph import dataflow  # noqa: F401  (the decorator; import submodules with `from streamdsl.dataflow import ...`)
+from .dfg.graph import dataflow  # noqa: F401  (the decorator)
 from .perf.explore import explore  # noqa: F401
 
 

@@ -78,9 +78,9 @@ def kernel(fn) -> KernelFunction:
 
 def schedule(obj):
     """Start scheduling a kernel (a :class:`Schedule`) or a dataflow function (a ``DataflowSchedule``)."""
-    from .dataflow.dfschedule import DataflowSchedule
-    from .dataflow.graph import DataflowFunction
-    from .schedule.schedule import Schedule
+    from .dfg.dfschedule import DataflowSchedule
+    from .dfg.graph import DataflowFunction
+    from .sched.schedule import Schedule
 
     if isinstance(obj, DataflowFunction):
         return DataflowSchedule(obj)

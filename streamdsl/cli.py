@@ -141,9 +141,9 @@ def _user_frame(err: BaseException, path: Path) -> Loc | None:
 
 def _kind(obj) -> str | None:
     from .api import KernelFunction
-    from .dataflow.dfschedule import DataflowSchedule
-    from .dataflow.graph import DataflowFunction
-    from .schedule.schedule import Schedule
+    from .dfg.dfschedule import DataflowSchedule
+    from .dfg.graph import DataflowFunction
+    from .sched.schedule import Schedule
 
     for cls, kind in ((KernelFunction, "kernel"), (DataflowFunction, "dataflow"), (Schedule, "schedule"),
                       (DataflowSchedule, "dataflow schedule")):
@@ -574,7 +574,7 @@ def _report_target(args):
 
 
 def cmd_report(args) -> int:
-    from .dataflow.dfschedule import DataflowSchedule
+    from .dfg.dfschedule import DataflowSchedule
 
     target, name, board = _report_target(args)
     board = board or "u55c"
@@ -583,7 +583,7 @@ def cmd_report(args) -> int:
 
         print(model_design(target, board).report())
     else:
-        from .schedule.cost import estimate
+        from .cost.model import estimate
 
         part, clock = _check_board(board)
         print(estimate(target.ir, board, clock))

@@ -12,7 +12,7 @@ What goes in, by target:
 * a ``DataflowSchedule`` (or an ``@sd.dataflow`` function, reported as the
   command line builds it: one fused region, FIFOs sized): the modeled
   latency (:func:`streamdsl.perf.model.model_design` on ``board``), each
-  kernel's cycles and II (:func:`streamdsl.schedule.cost.estimate`),
+  kernel's cycles and II (:func:`streamdsl.cost.model.estimate`),
   resources per SLR against the board, DMAs and FIFOs; the graph, the
   token-simulation timeline and the roofline (:mod:`streamdsl.viz`); the HLS
   C++, every task's scheduled IR, the schedule traces and ``print(g)``;
@@ -292,8 +292,8 @@ def _pictures(page: Page, g, perf, roof) -> None:
 
 def _design(page: Page, g, perf) -> None:
     """Numbers and code of a dataflow design modeled as ``perf``."""
-    from .perf.boards import RESOURCES
-    from .schedule.cost import BOARD_BUDGET, estimate
+    from .boards import RESOURCES
+    from .cost.model import BOARD_BUDGET, estimate
 
     b, clock = perf.board, perf.clock_mhz
     page.cards += [
@@ -328,7 +328,7 @@ def _design(page: Page, g, perf) -> None:
                           Cell("-" if lp.depth is None else str(lp.depth)), Cell(lp.note)])
     page.kernels = Table(["kernel task", "region", "SLR", "cycles", "time", "II (pipelined loops)", "stall",
                           "DSP", "LUT", "BRAM18K", "URAM"], rows, "lrrrrlrrrrr",
-                         caption="cycles: streamdsl.schedule.cost.estimate of the scheduled IR (bar: share of the "
+                         caption="cycles: streamdsl.cost.model.estimate of the scheduled IR (bar: share of the "
                          "end-to-end latency); stall: cycles the task waited in the token simulator")
     page.loops = Table(["task", "loop", "trips", "cycles", "II", "depth", "note"], loops, "llrrrrl")
     cap = b.slrs
@@ -381,8 +381,8 @@ def _slug(s: str) -> str:
 def _kernel(page: Page, s, board: str) -> None:
     """A single kernel (``s``: its Schedule, or None for an unscheduled kernel IR ``k``)."""
     from .backend.hls import build
-    from .perf.boards import RESOURCES
-    from .schedule.cost import BOARD_BUDGET, estimate
+    from .boards import RESOURCES
+    from .cost.model import BOARD_BUDGET, estimate
 
     k = s.ir
     rep = estimate(k, board if board in BOARD_BUDGET else "u55c")
@@ -394,7 +394,7 @@ def _kernel(page: Page, s, board: str) -> None:
                        [[Cell(lp.var), Cell(_num(lp.trips)), Cell(_num(lp.cycles), _pct(lp.cycles, rep.cycles)),
                          Cell("-" if lp.ii is None else str(lp.ii), cls="warn" if (lp.ii or 1) > 1 else ""),
                          Cell("-" if lp.depth is None else str(lp.depth)), Cell(lp.note)] for lp in rep.loops], "lrrrrl",
-                       caption="streamdsl.schedule.cost.estimate of the scheduled IR")
+                       caption="streamdsl.cost.model.estimate of the scheduled IR")
     page.resources = Table(["", *("BRAM18K" if r == "bram" else r.upper() for r in RESOURCES)],
                            [[Cell(rep.board), *(_res_cell(rep.resources.get(r, 0), rep.budget[r]) for r in RESOURCES)]],
                            caption="the kernel alone against the whole board (cost model)")
@@ -406,7 +406,7 @@ def _kernel(page: Page, s, board: str) -> None:
     page.ir.append(Code("ir-kernel", f"kernel {k.name}", str(k), "ir", open=True))
     page.traces.append(Code("trace-kernel", "schedule trace", str(s.trace), "py", open=True))
     page.assumptions.append(("cost model", ["op latencies at 250 MHz scaled by the clock, loop control 1 "
-                                            "cycle/iteration, 2 ports per memory bank (streamdsl.schedule.cost)",
+                                            "cycle/iteration, 2 ports per memory bank (streamdsl.cost.model)",
                                             "model estimates from the scheduled IR, not a Vitis report"]))
 
 
@@ -457,10 +457,10 @@ def _exploration_table(page: Page, ex) -> None:
 # ------------------------------------------------------------------ targets
 def _resolve(target, board: str, loc):
     """(kind, dataflow schedule or None, perf or None, exploration or None, llm perf or None, kernel schedule or None)."""
-    from .dataflow.dfschedule import DataflowSchedule
-    from .dataflow.graph import DataflowFunction
+    from .dfg.dfschedule import DataflowSchedule
+    from .dfg.graph import DataflowFunction
     from .ir.nodes import Kernel
-    from .schedule.schedule import Schedule
+    from .sched.schedule import Schedule
 
     if isinstance(target, DataflowSchedule):
         return "dataflow", target, None, None, None, None
@@ -496,7 +496,7 @@ def _resolve(target, board: str, loc):
 def build_page(target, *, board: str = "u55c", title: str | None = None, llm=None, loc=None) -> Page:
     """The report's content (see the module docstring); ``llm``: an ``llm_perf`` result to show beside a layer."""
     from . import __version__
-    from .perf.boards import BoardError, board as get_board
+    from .boards import BoardError, board as get_board
     from .perf.model import model_design
 
     loc = loc or caller_loc()
@@ -587,8 +587,8 @@ def write_report(target, out_dir, *, board: str = "u55c", title: str | None = No
 # ------------------------------------------------------------------ notebooks
 def notebook_html(obj) -> str:
     """The ``_repr_html_`` of a dataflow object: its printed form and, when Graphviz is there, its graph."""
-    from .dataflow.dfschedule import DataflowSchedule
-    from .dataflow.graph import DataflowFunction
+    from .dfg.dfschedule import DataflowSchedule
+    from .dfg.graph import DataflowFunction
 
     try:
         text = str(obj)

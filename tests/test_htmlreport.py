@@ -201,7 +201,7 @@ def test_llm_numbers_beside_another_layer_design_say_so(design, tiny_llm):
 def test_a_deadlocking_design_is_reported_with_its_deadlock(tmp_path):
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("df_kernels", ROOT / "tests" / "dataflow" / "df_kernels.py")
+    spec = importlib.util.spec_from_file_location("df_kernels", ROOT / "tests" / "dfg" / "df_kernels.py")
     dk = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(dk)
     g = sd.schedule(dk.bypass)  # relu -> relu_2 (needs all of a) -> add, and a bypass a -> add

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import streamdsl as sd
-from streamdsl.dataflow.dfschedule import Placement
+from streamdsl.dfg.dfschedule import Placement
 from streamdsl.progress import bar
 
 from .blocks import default_schedule

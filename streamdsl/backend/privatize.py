@@ -92,7 +92,7 @@ def _mentions_load(e, name: str) -> bool:
 
 def _prefix(s, name: str, ivs: tuple):
     """``s`` with every access to ``name`` indexed first by the loop variables ``ivs``."""
-    from ..schedule.rewrite import map_expr, map_stmt_exprs
+    from ..sched.rewrite import map_expr, map_stmt_exprs
 
     def expr(e):
         return dataclasses.replace(e, indices=ivs + tuple(e.indices)) \

@@ -57,20 +57,20 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ..dataflow.dfschedule import DataflowSchedule
-from ..dataflow.graph import DataflowFunction
-from ..dataflow.order import bundle_in_need_order, stream_in_read_order
+from ..dfg.dfschedule import DataflowSchedule
+from ..dfg.graph import DataflowFunction
+from ..dfg.order import bundle_in_need_order, stream_in_read_order
 from ..errors import ScheduleError, StreamDSLError, caller_loc
 from ..progress import bar
 from ..ir.bounds import loop_trips
 from ..ir.memo import IdentityMemo
 from ..ir.deps import affine, bind_class, carried_accumulations, is_var_mul
-from ..dataflow.layout import dtype_bits
+from ..dfg.layout import dtype_bits
 from ..ir.nodes import Alloc, CallKernel, Const, For, If, Load, Store, walk
 from ..types import FloatType
-from ..schedule.cost import BOARD_BUDGET, alloc_banks, estimate, lane_cost, narrow_bits
-from ..schedule.schedule import Schedule, apply_cached
-from .boards import RESOURCES, board as get_board
+from ..cost.model import BOARD_BUDGET, alloc_banks, estimate, lane_cost, narrow_bits
+from ..sched.schedule import Schedule, apply_cached
+from ..boards import RESOURCES, board as get_board
 from .model import BRAM_MAX_BYTES, DesignPerf, capped_fifos, model_design, model_tasks, size_depths
 
 PREFETCH = (1.0, 0.5, 0.25)  # fractions of the weight FIFOs' run-ahead depth tried, largest first

@@ -8,9 +8,9 @@ partition) against the board, and every assumption with its number.
 
 How each part is modeled:
 
-* **Kernels**: :func:`streamdsl.schedule.cost.estimate` of the task's scheduled
+* **Kernels**: :func:`streamdsl.cost.model.estimate` of the task's scheduled
   IR at the design clock; the token-sim task spreads those cycles over the
-  task's token-moving iterations exactly as :mod:`streamdsl.dataflow.timing`
+  task's token-moving iterations exactly as :mod:`streamdsl.dfg.timing`
   does (``II = ceil(cycles / iters)``, ``lat = max(II, deepest pipeline)``).
 * **DMAs**: bytes from the tensor's element count at its *stored* width
   (``bits=``: e.g. 4-bit weights; default the dtype's width) over the DMA's
@@ -20,13 +20,13 @@ How each part is modeled:
   channels of a region's DMAs are allocated by :func:`allocate_channels`; a
   bundle (``g.bundle``: one DMA process reading its inputs in turn) gets
   channels as one DMA and each member moves at that rate while it runs.
-  First-beat latency :data:`streamdsl.dataflow.timing.DMA_LATENCY` cycles; the
+  First-beat latency :data:`streamdsl.dfg.timing.DMA_LATENCY` cycles; the
   data moves at the channels' rate, not a whole number of cycles per token
   (:func:`dma_timing`: the burst buffer keeps the memory busy), and the last
   token is whole when its last word arrives.
-* **Converters, forks**: as :mod:`streamdsl.dataflow.timing` (they do not
+* **Converters, forks**: as :mod:`streamdsl.dfg.timing` (they do not
   depend on the board).
-* **End to end**: :func:`streamdsl.dataflow.tokensim.simulate` over those
+* **End to end**: :func:`streamdsl.dfg.tokensim.simulate` over those
   tasks at the design's FIFO depths (:func:`analytic_cycles` is a coarser
   closed form, used where the explorer ranks many candidates).
 * **Memory**: FIFOs (depth x token bytes), ping-pong converters (2 x buffer),
@@ -50,14 +50,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..dataflow import fifo as F
-from ..dataflow.layout import dtype_bits
-from ..dataflow.timing import DMA_LATENCY, spread
-from ..dataflow.tokensim import DeadlockError, Edge, SimResult, Task, required_depths, simulate
+from ..dfg import fifo as F
+from ..dfg.layout import dtype_bits
+from ..dfg.timing import DMA_LATENCY, spread
+from ..dfg.tokensim import DeadlockError, Edge, SimResult, Task, required_depths, simulate
 from ..errors import StreamDSLError
 from ..ir.memo import IdentityMemo
-from ..schedule.cost import BOARD_BUDGET, BRAM_BITS, URAM_BITS, estimate
-from .boards import RESOURCES, Board, board as get_board
+from ..cost.model import BOARD_BUDGET, BRAM_BITS, URAM_BITS, estimate
+from ..boards import RESOURCES, Board, board as get_board
 
 LUTRAM_MAX_BYTES = 1024  # a buffer up to 1 KiB is LUTRAM (SRL/distributed RAM), as Vitis does for shallow FIFOs
 BRAM_MAX_BYTES = 64 * 1024  # up to 64 KiB BRAM18K blocks, larger URAM (288 Kb blocks)
@@ -135,7 +135,7 @@ def dma_timing(tokens: int, token_bytes: int, per_cycle: float) -> tuple[int, in
     cycles (at least a cycle a token: the stream moves one a cycle at most), not a whole number of cycles per
     token; the task's II is the nearest whole number to ``token_bytes / per_cycle`` (at least 1) and its
     latency (at least the first beat's :data:`DMA_LATENCY` plus one token) makes the last token land when
-    the data is in, as :func:`~streamdsl.dataflow.timing.spread` spreads a kernel's cycles."""
+    the data is in, as :func:`~streamdsl.dfg.timing.spread` spreads a kernel's cycles."""
     exact = token_bytes / per_cycle
     ii = max(1, round(exact))
     total = max(tokens, math.ceil(tokens * exact - 1e-9))
@@ -837,7 +837,7 @@ def design_assumptions(p: DesignPerf, bits: dict | None) -> list[str]:
     mem = p.board.memory
     port_gbs = mem.port_bits / 8 * p.clock_mhz / 1e3
     out = [
-        f"clock {p.clock_mhz:g} MHz; kernel cycles from streamdsl.schedule.cost.estimate (op latencies at 250 MHz "
+        f"clock {p.clock_mhz:g} MHz; kernel cycles from streamdsl.cost.model.estimate (op latencies at 250 MHz "
         "scaled by clock/250, loop control 1 cycle/iteration, 2 ports per memory bank; an fp32 MAC is 5 DSPs)",
         f"memory {mem.kind}: {mem.channels} channels x {mem.channel_gbs:g} GB/s = {mem.total_gbs:g} GB/s; a DMA "
         f"port is {mem.port_bits} bits = {port_gbs:g} GB/s at the clock; a DMA uses one port per channel it holds "

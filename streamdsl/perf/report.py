@@ -1,7 +1,7 @@
 """Printable reports of modeled designs (every number comes from :mod:`.model`)."""
 from __future__ import annotations
 
-from .boards import RESOURCES
+from ..boards import RESOURCES
 
 
 def _pct(a: float, b: float) -> str:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..dataflow.dfschedule import DataflowSchedule
-from ..dataflow.graph import DataflowFunction
+from ..dfg.dfschedule import DataflowSchedule
+from ..dfg.graph import DataflowFunction
 from ..errors import StreamDSLError, caller_loc
 
 

@@ -25,9 +25,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..dataflow.layout import describe
+from ..dfg.layout import describe
 from ..errors import caller_loc, user_facing
-from ..perf.boards import board as get_board
+from ..boards import board as get_board
 from ..perf.model import model_tasks
 from .common import VizError, check_perf, out_path, schedule_of
 

@@ -3,7 +3,7 @@
 Log-log: operational intensity (ops per byte of off-chip traffic) on x,
 attainable GOP/s on y.  The memory roof is the board's bandwidth (``GB/s x
 ops/B``), the compute roofs are flat: the fabric's fp32 peak
-(:meth:`streamdsl.perf.boards.Board.fp32_peak_gflops`) and, where the vendor
+(:meth:`streamdsl.boards.Board.fp32_peak_gflops`) and, where the vendor
 quotes one, its INT8 peak.  The design is a point.
 
 What is counted, for a ``DesignPerf`` (one run of the dataflow):
@@ -70,7 +70,7 @@ def _largest(e, env: dict[str, int]) -> int | None:
 def _trips(s: For, env: dict[str, int]) -> int:
     """Iterations of a loop, at their largest when the bounds use outer loop variables (a triangular
     ``range(i)`` counts as the outer loop's last ``i``); bounds on anything else (a scalar argument) take
-    the largest constant in them, as the cost model :mod:`streamdsl.schedule.cost` does."""
+    the largest constant in them, as the cost model :mod:`streamdsl.cost.model` does."""
     if isinstance(s.start, Const) and isinstance(s.stop, Const):
         return max(0, -(-(s.stop.value - s.start.value) // s.step))
     stop = _largest(s.stop, env)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..dataflow.tokensim import DeadlockError, SimResult, simulate
+from ..dfg.tokensim import DeadlockError, SimResult, simulate
 from ..errors import caller_loc, user_facing
 from .common import VizError, check_perf, new_figure, out_path, save_png, schedule_of
 

@@ -13,8 +13,8 @@ import pytest
 
 import streamdsl as sd
 from streamdsl.backend.sim import simulate
-from streamdsl.schedule.rewrite import loops_with_paths
-from streamdsl.schedule.primitives import trip_count
+from streamdsl.sched.rewrite import loops_with_paths
+from streamdsl.sched.primitives import trip_count
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 KERNELS = {  # example file -> kernel object name

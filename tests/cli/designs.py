@@ -1,6 +1,6 @@
 """Designs the command-line tests name as FILE.py:NAME (the file is run by ``streamdsl``, not imported by pytest).
 
-``bypass_small`` is the bypass dataflow of tests/dataflow/test_dataflow_hls.py
+``bypass_small`` is the bypass dataflow of tests/dfg/test_dataflow_hls.py
 with the bypass FIFO one token shallower than the LP depth: relu_2 needs all
 of ``a`` before it writes ``b``, so ``add`` waits on ``b`` while the bypass
 ``a:add`` is full, and the C-simulation deadlocks.

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from test_examples import load
 
-from streamdsl.dataflow.tokensim import simulate
+from streamdsl.dfg.tokensim import simulate
 
 
 def unbounded_cycles(g) -> int:

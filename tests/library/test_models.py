@@ -15,7 +15,7 @@ import pytest
 import torch
 from test_hf_parity import build_hf, prompt
 
-from streamdsl.dataflow.dfschedule import Placement
+from streamdsl.dfg.dfschedule import Placement
 from streamdsl.library.llm import models
 from streamdsl.library.llm.config import FAMILIES, LLMError
 from streamdsl.library.llm.weights import from_hf

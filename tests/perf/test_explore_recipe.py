@@ -9,8 +9,8 @@ from streamdsl import f32, i8, i32
 from streamdsl.backend.sim import simulate
 from streamdsl.ir.nodes import For, walk
 from streamdsl.perf.explore import _partitions, pipeline_innermost, split_sums, unroll_parallel
-from streamdsl.schedule.cost import estimate
-from tests.schedule.test_cost_model import rowdots  # 32 rows, each a dot of 16
+from streamdsl.cost.model import estimate
+from tests.sched.test_cost_model import rowdots  # 32 rows, each a dot of 16
 
 
 @sd.kernel

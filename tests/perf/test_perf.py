@@ -5,10 +5,10 @@ import pytest
 
 import streamdsl as sd
 from streamdsl import f32
-from streamdsl.dataflow.timing import DMA_LATENCY
-from streamdsl.dataflow.tokensim import Edge, Task
+from streamdsl.dfg.timing import DMA_LATENCY
+from streamdsl.dfg.tokensim import Edge, Task
 from streamdsl.perf import BOARDS, board, model_design, partition_slrs
-from streamdsl.perf.boards import BoardError, RESOURCES
+from streamdsl.boards import BoardError, RESOURCES
 from streamdsl.perf.model import DmaModel, allocate_channels, analytic_cycles, bind_memory
 
 N = 64

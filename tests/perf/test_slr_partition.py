@@ -12,7 +12,7 @@ import pytest
 
 import streamdsl as sd
 from streamdsl.perf import board, model_design, partition_slrs
-from streamdsl.perf.boards import RESOURCES
+from streamdsl.boards import RESOURCES
 from streamdsl.perf.model import SLR_CROSSING_WEIGHT, feasible_assignment
 
 N = 32

@@ -13,7 +13,7 @@ from matplotlib.image import imread
 
 import streamdsl as sd
 from streamdsl import f32, viz
-from streamdsl.perf.boards import U55C
+from streamdsl.boards import U55C
 from streamdsl.perf.model import model_design
 
 N = 8

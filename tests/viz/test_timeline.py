@@ -9,7 +9,7 @@ from matplotlib.colors import to_rgb
 from matplotlib.image import imread
 
 from streamdsl import viz
-from streamdsl.dataflow.tokensim import Edge, Task, simulate
+from streamdsl.dfg.tokensim import Edge, Task, simulate
 from streamdsl.perf.model import model_design
 from streamdsl.viz.timeline import COLORS, MAX_POINTS, MAX_SPANS, merge_spans, step_points
 

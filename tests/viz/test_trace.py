@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from designs import chain_design, llm_layer, mixed_design
 
-from streamdsl.dataflow.tokensim import DeadlockError, Edge, Task, simulate
+from streamdsl.dfg.tokensim import DeadlockError, Edge, Task, simulate
 
 
 def check_trace(res, tasks, depths):

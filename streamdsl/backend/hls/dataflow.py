@@ -1,6 +1,6 @@
 """A scheduled dataflow graph -> Vitis HLS C++: regions, streams, tasks, converters, DMAs.
 
-What a lowered graph (:mod:`streamdsl.dataflow.lower`) becomes:
+What a lowered graph (:mod:`streamdsl.dfg.lower`) becomes:
 
 * **top function** ``<name>(inputs..., outputs..., dram_<edge>...)``: every
   tensor is an ``m_axi`` port widened to the 512-bit bus
@@ -15,7 +15,7 @@ What a lowered graph (:mod:`streamdsl.dataflow.lower`) becomes:
   deadlock in hardware is reported as a deadlock instead of passing (vendor
   C-sim runs processes one after another over unbounded streams).
 * **kernel task**: the kernel's own loop nest over local buffers, with its
-  streams read and written between steps as :mod:`streamdsl.dataflow.access`
+  streams read and written between steps as :mod:`streamdsl.dfg.access`
   computed (``need_*`` / ``done_*`` tables), so it moves tokens when the token
   simulator says it does.
 * **converter**: two processes around a ping-pong buffer (a depth-2 stream of
@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import math
 
-from ...dataflow.access import StepTables, pipelined, step_body
-from ...dataflow.itensor import Converter, ITensor
-from ...dataflow.lower import Fifo, Lowered, Node, result_locals
+from ...dfg.access import StepTables, pipelined, step_body
+from ...dfg.itensor import Converter, ITensor
+from ...dfg.lower import Fifo, Lowered, Node, result_locals
 from ...ir import build as B
 from ...ir.nodes import CallKernel, Kernel, Load, Return, Var
-from ...schedule.rewrite import map_stmt_exprs, replace
+from ...sched.rewrite import map_stmt_exprs, replace
 from ...types import TensorType
 from .emit import Emitter, ctype, dims, function, literal, partition_pragma
 from .project import _kernels_in_order
@@ -560,7 +560,7 @@ def build(g, output=None, board: str = "u55c", overwrite: bool = False):
     """Write (when ``output`` is given) and return the HLS project of dataflow schedule ``g``."""
     from pathlib import Path
 
-    from ...dataflow.fifo import start_offsets
+    from ...dfg.fifo import start_offsets
     from .project import BOARDS, DataflowProject, write
 
     low = g.lowered()

@@ -113,8 +113,8 @@ class HLSProject:
         return f"<HLSProject {self.kernel.name} for {self.board} ({self.part}){where}: {', '.join(self.files)}>"
 
     def report(self):
-        """Model estimate of cycles and resources (see :mod:`streamdsl.schedule.cost`)."""
-        from ...schedule.cost import estimate
+        """Model estimate of cycles and resources (see :mod:`streamdsl.cost.model`)."""
+        from ...cost.model import estimate
 
         return estimate(self.kernel, self.board, self.clock_mhz)
 
@@ -133,7 +133,7 @@ class HLSProject:
                     os.path.join(tmp, f"in_{p.name}.bin"))
             run = run_with_progress([str(binary), tmp], desc=f"csim {k.name}", timeout=600)
             if run.returncode == 3 and "deadlock" in run.stderr:
-                from ...dataflow.tokensim import DeadlockError
+                from ...dfg.tokensim import DeadlockError
 
                 raise DeadlockError(f"the C-simulation of '{k.name}' deadlocks: "
                                     f"{run.stderr.strip().removeprefix('streamdsl csim: deadlock: ')[:2000]}",

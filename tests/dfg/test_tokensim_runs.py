@@ -12,8 +12,8 @@ import random
 import numpy as np
 import pytest
 
-from streamdsl.dataflow import tokensim
-from streamdsl.dataflow.tokensim import DeadlockError, Edge, Task, simulate
+from streamdsl.dfg import tokensim
+from streamdsl.dfg.tokensim import DeadlockError, Edge, Task, simulate
 
 
 def _writer(t, j, n):

@@ -13,9 +13,9 @@ import pytest
 
 import streamdsl as sd
 from streamdsl import f32
-from streamdsl.dataflow.dfschedule import DataflowSchedule
-from streamdsl.dataflow.order import bundle_in_need_order, stream_in_read_order
-from streamdsl.dataflow.tokensim import DeadlockError
+from streamdsl.dfg.dfschedule import DataflowSchedule
+from streamdsl.dfg.order import bundle_in_need_order, stream_in_read_order
+from streamdsl.dfg.tokensim import DeadlockError
 from streamdsl.errors import ScheduleError
 from streamdsl.library.llm.quant import I4, make_linear_w4a8, quantize_weights
 from streamdsl.perf.explore import apply_recipe

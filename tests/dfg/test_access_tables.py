@@ -17,10 +17,10 @@ import pytest
 
 import streamdsl as sd
 from streamdsl import f32, i32
-from streamdsl.dataflow.access import Step, interval, loop_range, step_body, step_tables, steps, _vinterval
-from streamdsl.dataflow.itensor import ITensor
-from streamdsl.dataflow.layout import tiled, whole
-from streamdsl.dataflow.lower import result_locals
+from streamdsl.dfg.access import Step, interval, loop_range, step_body, step_tables, steps, _vinterval
+from streamdsl.dfg.itensor import ITensor
+from streamdsl.dfg.layout import tiled, whole
+from streamdsl.dfg.lower import result_locals
 from streamdsl.ir.nodes import Alloc, Assign, BinOp, CallKernel, Cast, Const, Decl, For, If, Load, Ref, \
     Select, Store, UnaryOp, Var, walk
 from streamdsl.library.llm import blocks

@@ -1,8 +1,8 @@
 """The paper's Fig. 8 examples: tokens in flight, LP start offsets, stalls and deadlocks."""
 import pytest
 
-from streamdsl.dataflow.fifo import explain, paper_depth, size_fifos, start_offsets
-from streamdsl.dataflow.tokensim import DeadlockError, Edge, Task, simulate
+from streamdsl.dfg.fifo import explain, paper_depth, size_fifos, start_offsets
+from streamdsl.dfg.tokensim import DeadlockError, Edge, Task, simulate
 
 PRODUCER = Task("producer", iters=5, ii=1, lat=3)  # initial delay 3, II 1
 CONSUMER = Task("consumer", iters=5, ii=2, lat=1)  # II 2

@@ -13,7 +13,7 @@ import pytest
 import streamdsl as sd
 from streamdsl import f32, i8, i32
 from streamdsl.backend.sim import simulate
-from streamdsl.schedule.schedule import Trace
+from streamdsl.sched.schedule import Trace
 
 
 # ------------------------------------------------------------------ kernels
@@ -261,7 +261,7 @@ def test_schedule_str_is_its_ir():
 
 def test_a_batch_verifies_once_and_a_refusal_inside_it_changes_nothing():
     from streamdsl.errors import ScheduleError
-    from tests.schedule.test_cost_model import rowsums
+    from tests.sched.test_cost_model import rowsums
 
     s = sd.schedule(rowsums)
     with s.batch():

@@ -5,9 +5,9 @@ import pytest
 from df_kernels import (
     big_relu, bypass, chain4, ffn, ffn16, gemm8, int8_relu, relu8, relu_then_gemm, two_readers, with_scratch,
 )
-from streamdsl.dataflow import DataflowSchedule, DeadlockError
-from streamdsl.dataflow.itensor import ITensor
-from streamdsl.dataflow.tokensim import simulate
+from streamdsl.dfg import DataflowSchedule, DeadlockError
+from streamdsl.dfg.itensor import ITensor
+from streamdsl.dfg.tokensim import simulate
 from streamdsl.ir.nodes import CallKernel, Return
 
 FIG5_B = "itensor<4x2xf32, [4,2]*[2,4], (d0,d1)->(d1,d0)>"

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import StreamDSLError, caller_loc
+from .errors import StreamDSLError, caller_loc
 
 RESOURCES = ("dsp", "bram", "uram", "lut", "ff")  # bram counts BRAM18K halves (one 36 Kb block = 2)
 
@@ -79,7 +79,7 @@ class Board:
     def fp32_peak_gflops(self, clock_mhz: float | None = None, dsp_per_mac: int = 5) -> float:
         """fp32 multiply-add peak of the fabric: DSPs / (DSPs per fp32 MAC) * 2 flop * clock.
 
-        ``dsp_per_mac`` = 5 is streamdsl's cost model (:data:`streamdsl.schedule.cost.COST`: fmul 3 + fadd 2)."""
+        ``dsp_per_mac`` = 5 is streamdsl's cost model (:data:`streamdsl.cost.model.COST`: fmul 3 + fadd 2)."""
         clock = clock_mhz or self.clock_mhz
         return self.total["dsp"] / dsp_per_mac * 2 * clock / 1e3
 

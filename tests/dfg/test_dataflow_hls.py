@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from df_kernels import bypass, ffn, two_readers
 
-from streamdsl.dataflow.dfschedule import DataflowSchedule
-from streamdsl.dataflow.tokensim import DeadlockError
+from streamdsl.dfg.dfschedule import DataflowSchedule
+from streamdsl.dfg.tokensim import DeadlockError
 
 FIG5_C = "itensor<4x2xf32, [4,2,2]*[2,1,4], (d0,d1,d2)->(d2,d0)>"
 rng = np.random.default_rng(7)

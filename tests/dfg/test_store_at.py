@@ -10,7 +10,7 @@ import pytest
 import streamdsl as sd
 from streamdsl import f32, i32
 from streamdsl.backend.hls.project import CSimError
-from streamdsl.dataflow.dfschedule import Placement
+from streamdsl.dfg.dfschedule import Placement
 from streamdsl.errors import ScheduleError
 
 H, S, D, T = 2, 8, 4, 2

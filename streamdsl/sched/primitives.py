@@ -2,7 +2,7 @@
 
 Each primitive takes loop variables by name (names are unique in a scheduled
 kernel, see :func:`rewrite.unique_loop_vars`) and raises :class:`Refusal` when
-it cannot apply; :class:`streamdsl.schedule.Schedule` turns a refusal into a
+it cannot apply; :class:`streamdsl.sched.schedule.Schedule` turns a refusal into a
 located :class:`streamdsl.ScheduleError` that shows the offending loop.
 """
 from __future__ import annotations

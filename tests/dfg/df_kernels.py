@@ -1,7 +1,7 @@
 """Small kernels and dataflow functions shared by the dataflow graph tests."""
 import streamdsl as sd
 from streamdsl import f32, i8
-from streamdsl.dataflow import dataflow
+from streamdsl.dfg import dataflow
 
 
 def make_gemm(n: int):

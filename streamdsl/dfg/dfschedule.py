@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from ..errors import ScheduleError, StreamDSLError, caller_loc, user_facing
 from ..ir.nodes import Kernel
-from ..schedule.schedule import Schedule
+from ..sched.schedule import Schedule
 from ..types import IntType
 from . import fifo as F
 from .fusion import FusionPlan, greedy_fuse, non_convex

@@ -117,7 +117,7 @@ def check(err: sd.StreamDSLError, tag: str, message: str, loop: str | None = Non
 
 def interchange(k, var):
     """``k`` with loop ``var`` and the single loop it holds swapped, legality unchecked."""
-    from streamdsl.schedule.rewrite import find_loop, put, replace
+    from streamdsl.sched.rewrite import find_loop, put, replace
 
     path, outer = find_loop(k, var)
     (inner,) = outer.body

@@ -10,7 +10,7 @@ import pytest
 import streamdsl as sd
 from streamdsl import f32, i8, i32
 from streamdsl.backend.sim import simulate
-from streamdsl.schedule.cost import estimate
+from streamdsl.cost.model import estimate
 
 
 @sd.kernel

@@ -1,6 +1,6 @@
 """Make the shared dataflow test kernels (``df_kernels.py`` beside this file) importable.
 
-pytest may import these tests as ``tests.dataflow.*`` without putting this
+pytest may import these tests as ``tests.dfg.*`` without putting this
 folder on sys.path, so the helper module is added explicitly.
 """
 import sys

@@ -49,7 +49,7 @@ import numpy as np
 from ..ir.nodes import Alloc, Assign, BinOp, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Ref, Return, \
     Select, Store, UnaryOp, Var, walk
 from ..ir.memo import IdentityMemo
-from ..schedule.rewrite import substitute
+from ..sched.rewrite import substitute
 from ..types import index
 from .itensor import ITensor
 

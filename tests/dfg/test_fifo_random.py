@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from streamdsl.dataflow.fifo import size_fifos, start_offsets
-from streamdsl.dataflow.tokensim import DeadlockError, Edge, Task, simulate
+from streamdsl.dfg.fifo import size_fifos, start_offsets
+from streamdsl.dfg.tokensim import DeadlockError, Edge, Task, simulate
 
 
 def random_dag(n, seed):

@@ -9,7 +9,7 @@ from streamdsl import f32, i8, i32
 from streamdsl.ir.bounds import Ranges, loop_trips
 from streamdsl.ir.deps import carried_accumulations
 from streamdsl.ir.nodes import For, walk
-from streamdsl.schedule.cost import estimate
+from streamdsl.cost.model import estimate
 
 
 @sd.kernel
@@ -154,12 +154,12 @@ def test_unrolled_copies_of_a_pipelined_loop_run_one_after_another():
 
 
 def test_an_unrolled_integer_sum_is_a_tree_and_a_float_sum_a_chain():
-    from streamdsl.schedule.cost import _tree_depth
+    from streamdsl.cost.model import _tree_depth
 
     s = sd.schedule(rowsums)
     lp = _loop(s.ir, "k")
     assert _tree_depth(lp, 128, 250.0) == 127 * 4  # fp32: 127 chained fadds
-    from tests.schedule.test_rfactor import dot_i8
+    from tests.sched.test_rfactor import dot_i8
 
     assert _tree_depth(_loop(dot_i8.ir, "k"), 512, 250.0) == 9  # int: log2(512) levels of 1-cycle adds
 
@@ -253,7 +253,7 @@ def packed_mac(X: i8[32], W: sd.Int(4)[16, 32]) -> sd.Int(48)[8]:
 
 def test_a_packed_pair_of_int4_weights_is_one_dsp_with_its_pre_adder():
     from streamdsl.ir.nodes import BinOp
-    from streamdsl.schedule.cost import narrow_bits
+    from streamdsl.cost.model import narrow_bits
 
     mul = next(n for n in walk(packed_mac.ir.body[1]) if isinstance(n, BinOp) and n.op == "mul"
                and isinstance(n.lhs, BinOp) and n.lhs.op == "add")

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import streamdsl as sd
-from streamdsl.dataflow.itensor import ITensor, ITensorParseError, converter
+from streamdsl.dfg.itensor import ITensor, ITensorParseError, converter
 
 A = "itensor<2x2xf32, [4,4]*[2,2], (d0,d1)->(d0,d1)>"
 B = "itensor<4x2xf32, [4,2]*[2,4], (d0,d1)->(d1,d0)>"

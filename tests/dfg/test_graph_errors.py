@@ -6,7 +6,7 @@ import pytest
 
 from df_kernels import bypass, ffn, gemm8, relu8
 from streamdsl import f32
-from streamdsl.dataflow import DataflowSchedule, DeadlockError, dataflow
+from streamdsl.dfg import DataflowSchedule, DeadlockError, dataflow
 from streamdsl.errors import KernelSyntaxError, KernelTypeError, ScheduleError
 
 

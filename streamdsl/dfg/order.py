@@ -22,8 +22,8 @@ import numpy as np
 
 from ..ir.memo import IdentityMemo
 from ..ir.nodes import For, Kernel, Load, walk
-from ..schedule import primitives as P
-from ..schedule.schedule import apply_cached
+from ..sched import primitives as P
+from ..sched.schedule import apply_cached
 from .access import _step_boxes, loop_range, pipelined, step_body, step_tables
 from .layout import LayoutRefusal, tiled
 

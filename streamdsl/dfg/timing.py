@@ -3,7 +3,7 @@
 The token simulator (:mod:`.tokensim`) needs, per node, a :class:`Task`
 ``(iters, ii, lat, fill, drain)``.  The paper gets these numbers by running
 the vendor HLS tool; streamdsl derives them from its own per-kernel model
-(:func:`streamdsl.schedule.cost.estimate`) of the *scheduled* IR, so a
+(:func:`streamdsl.cost.model.estimate`) of the *scheduled* IR, so a
 ``g.schedule(task).pipeline(...)`` shows up in the dataflow timing.
 
 The mapping, and why:
@@ -43,7 +43,7 @@ import math
 
 from ..ir.memo import IdentityMemo
 from ..ir.nodes import Alloc, Kernel, Ref, Return, walk
-from ..schedule.cost import estimate
+from ..cost.model import estimate
 from .itensor import Converter
 from .layout import DMA, dtype_bits
 from .tokensim import Task

@@ -1,5 +1,5 @@
 """The kernel-to-task mapping of the token simulator (dataflow/timing.py), against hand arithmetic."""
-from streamdsl.dataflow.timing import spread
+from streamdsl.dfg.timing import spread
 
 
 def test_iterations_spread_over_the_kernels_own_cycles():
@@ -34,8 +34,8 @@ def test_a_dma_token_is_there_when_its_last_word_is():
     # a 1024-float vector as one token: 64 bus words of 512 bits, one a cycle, so it is whole 63 cycles after
     # its first word (which comes DMA_LATENCY cycles after the request); before, it arrived with the first
     from streamdsl import f32
-    from streamdsl.dataflow.layout import DMA, tiled
-    from streamdsl.dataflow.timing import DMA_LATENCY, dma_task
+    from streamdsl.dfg.layout import DMA, tiled
+    from streamdsl.dfg.timing import DMA_LATENCY, dma_task
     from streamdsl.types import TensorType
 
     t = TensorType(f32, (1, 1024))
