@@ -3,7 +3,7 @@
 1. Vectorised kernels (gemm 256x256x256, a 1024x1024 row softmax, a 16-channel 64x64 3x3 conv2d): the
    interpreter (``mode="interp"``, what the simulator did before it compiled) and the default mode, against
    NumPy (``A @ B``, NumPy softmax, ``sliding_window_view`` + ``einsum``).
-2. PolyBench's sequential kernels (examples/polybench.py: Floyd-Warshall N=180, seidel-2d N=120 with 20
+2. PolyBench's sequential kernels (benchmarks/polybench.py: Floyd-Warshall N=180, seidel-2d N=120 with 20
    steps, nussinov N=180, trisolv N=2000), compiled: the first run (a fresh cache: g++ included) and the
    cached run (the library loaded from the cache, as in a new process), against their NumPy forms.
 3. A two-layer tiny GPT-2 prefill of 16 tokens against the library's NumPy model, and a SmolLM2-135M
@@ -127,7 +127,7 @@ def first_and_cached(fn, *args):
 
 
 def polybench() -> None:
-    spec = importlib.util.spec_from_file_location("polybench", Path(__file__).resolve().parents[1] / "examples" / "polybench.py")
+    spec = importlib.util.spec_from_file_location("polybench", Path(__file__).resolve().parent / "polybench.py")
     pb = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(pb)
     print(f"\n{'sequential kernel (compiled)':<34} {'sim [s]':>10} {'numpy [s]':>10} {'sim/numpy':>10} first run [s]")

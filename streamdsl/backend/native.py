@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import KernelTypeError, Loc, ShapeError, StreamDSLError
+from ..errors import Loc, ShapeError, StreamDSLError
 from ..ir.memo import IdentityMemo
 from ..ir.nodes import Alloc, CallKernel, For, If, Kernel, Ref, Return, walk
 from ..types import TensorType
@@ -233,13 +233,10 @@ class Native:
         self.n = len(self.kernel.params) + len(self.outs)
 
     def run(self, args, call_loc: Loc | None = None):
-        from .sim import _check_arg
+        from .sim import _check_arg, check_count
 
         k = self.kernel
-        if len(args) != len(k.params):
-            raise KernelTypeError(
-                f"kernel '{k.name}' takes {len(k.params)} argument(s), got {len(args)}", call_loc,
-                hint=f"signature: {k.name}({', '.join(f'{p.name}: {p.type}' for p in k.params)})")
+        check_count(k, args, call_loc)
         keep = []
         ptrs = (ctypes.c_void_p * self.n)()
         for i, (p, a) in enumerate(zip(k.params, args)):

@@ -85,10 +85,7 @@ class Interpreter:
     # ------------------------------------------------------------------ entry
     def run(self, args, call_loc: Loc | None = None):
         k = self.kernel
-        if len(args) != len(k.params):
-            raise KernelTypeError(
-                f"kernel '{k.name}' takes {len(k.params)} argument(s), got {len(args)}", call_loc,
-                hint=f"signature: {k.name}({', '.join(f'{p.name}: {p.type}' for p in k.params)})")
+        check_count(k, args, call_loc)
         self.env: dict[str, object] = {}
         self.decl_depth: dict[str, int] = {}
         for p, a in zip(k.params, args):
@@ -446,6 +443,13 @@ def _max_depth(stmts) -> int:
         elif isinstance(s, If):
             best = max(best, _max_depth(s.then), _max_depth(s.orelse))
     return best
+
+
+def check_count(k: Kernel, args, call_loc) -> None:
+    if len(args) != len(k.params):
+        raise KernelTypeError(
+            f"kernel '{k.name}' takes {len(k.params)} argument(s), got {len(args)}", call_loc,
+            hint=f"signature: {k.name}({', '.join(f'{p.name}: {p.type}' for p in k.params)})")
 
 
 def _check_arg(k: Kernel, p, a, call_loc):

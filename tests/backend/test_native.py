@@ -137,7 +137,7 @@ def test_examples(name):
 
 
 def _poly():
-    return _module(ROOT / "examples" / "polybench.py", "_sd_native_polybench")
+    return _module(ROOT / "benchmarks" / "polybench.py", "_sd_native_polybench")
 
 
 @pytest.mark.parametrize("name,n,extra", [("floyd_warshall", 24, ()), ("seidel_2d", 12, (3,)),

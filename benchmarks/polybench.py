@@ -5,7 +5,7 @@ over a triangle), trisolv (forward substitution) and durbin (Levinson-Durbin rec
 PolyBench/C writes them.  Each factory takes the sizes and returns the kernel; ``numpy_*`` is the same
 computation in NumPy (vectorised where the dependences allow), the baseline of ``benchmarks/sim_speed.py``.
 
-Run:  python examples/polybench.py
+Run:  python benchmarks/polybench.py
 """
 from __future__ import annotations
 
