@@ -39,7 +39,8 @@ def wrap_int(x: np.ndarray, dtype: IntType) -> np.ndarray:
     u = x.astype(np.uint64) & np.uint64((1 << bits) - 1)
     if dtype.signed:  # sign-extend in uint64 arithmetic (2**bits does not fit an int64 at 63 bits)
         half = np.uint64(1 << (bits - 1))
-        u = ((u ^ half) - half).astype(np.int64)
+        with np.errstate(over="ignore"):  # the subtraction wraps by design
+            u = ((u ^ half) - half).astype(np.int64)
     return u.astype(dtype.np)
 
 
