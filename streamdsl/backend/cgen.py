@@ -33,14 +33,18 @@ import numpy as np
 from ..errors import Loc
 from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load, Ref, Return,
-    Select, Store, UnaryOp, Var,
+    Select, Store, UnaryOp, Var, walk,
 )
 from ..types import DType, FixedType, FloatType, IntType, TensorType
+from .clanes import LANES, print_lanes
+from .clanes import plan as lanes
+from .cnest import Form, Jam, Nest, batchable, interchange, jam
 
 # NumPy/SciPy ufunc loops the compiled code calls (native.py binds them); the slot of (op, compute type).
 LOOPS: tuple[tuple[str, str], ...] = tuple((op, t) for op in ("exp", "log", "tanh", "erf", "sin", "cos", "pow")
                                            for t in ("float", "double"))
 SLOT = {key: i for i, key in enumerate(LOOPS)}
+STRIP = 256  # iterations whose transcendentals are computed by one call of NumPy's loop
 
 
 class Unsupported(Exception):
@@ -174,6 +178,12 @@ class _Scope:
             s = s.parent
         raise Unsupported(f"name {name!r} is not in scope")
 
+    def get(self, name: str):
+        try:
+            return self.find(name)
+        except Unsupported:
+            return None
+
 
 @dataclass
 class _Array:
@@ -189,6 +199,9 @@ class _Function:
         self.lines: list[str] = []
         self.hoisted: list[str] = []
         self.n = 0
+        self.forms: dict[int, tuple[Form, ...]] | None = None  # inside a checked nest: its accesses' index forms
+        self.arrays = None  # ... and its arrays' types by name
+        self.batched: dict[int, str] = {}  # id() of a call computed for a strip -> its result for this iteration
 
     def fresh(self, base: str) -> str:
         self.n += 1
@@ -198,7 +211,7 @@ class _Function:
     def print(self) -> str:
         k = self.k
         returns = [s for s in k.body if isinstance(s, Return)]
-        if any(isinstance(n, Return) for s in k.body if not isinstance(s, Return) for n in _stmts(s)):
+        if any(isinstance(n, Return) for s in k.body if not isinstance(s, Return) for n in walk(s)):
             raise Unsupported("a return inside a loop or branch")
         ret = returns[-1] if returns else None
         self.direct: dict[str, int] = {}  # top-level alloc -> the output it is built in
@@ -235,15 +248,10 @@ class _Function:
 
     def stmt(self, s, scope: _Scope, depth: int) -> None:
         if isinstance(s, For):
-            lo, hi, v = self.fresh("lo"), self.fresh("hi"), "v_" + self.fresh(s.var)
-            self.emit(depth, f"{{ const int64_t {lo} = (int64_t)({self.expr(s.start, scope)}); "
-                             f"const int64_t {hi} = (int64_t)({self.expr(s.stop, scope)});")
-            cmp = "<" if s.step > 0 else ">"
-            self.emit(depth, f"for (int64_t {v} = {lo}; {v} {cmp} {hi}; {v} += {s.step}) {{")
-            inner = _Scope(scope)
-            inner.names[s.var] = v
-            self.block(s.body, inner, depth + 1)
-            self.emit(depth, "} }")
+            if self.forms is not None:
+                self.fast_loop(s, scope, depth)
+            elif not self.versioned(s, scope, depth):
+                self.plain_loop(s, scope, depth)
         elif isinstance(s, Store):
             arr = self.array(s.name, scope)
             val = self.fresh("st")
@@ -271,6 +279,146 @@ class _Function:
             self.ret(s, scope, depth)
         else:
             raise Unsupported(f"statement {type(s).__name__}")
+
+    def plain_loop(self, s: For, scope: _Scope, depth: int) -> None:
+        calls = batchable(s, self.forms) if self.forms is not None else []
+        if calls:
+            self.batched_loop(s, calls, scope, depth)
+            return
+        lo, hi, v = self.fresh("lo"), self.fresh("hi"), "v_" + self.fresh(s.var)
+        self.emit(depth, f"{{ const int64_t {lo} = (int64_t)({self.expr(s.start, scope)}); "
+                         f"const int64_t {hi} = (int64_t)({self.expr(s.stop, scope)});")
+        cmp = "<" if s.step > 0 else ">"
+        self.emit(depth, f"for (int64_t {v} = {lo}; {v} {cmp} {hi}; {v} += {s.step}) {{")
+        inner = _Scope(scope)
+        inner.names[s.var] = v
+        self.block(s.body, inner, depth + 1)
+        self.emit(depth, "} }")
+
+    # ------------------------------------------- nests checked before they run
+    def versioned(self, s: For, scope: _Scope, depth: int) -> bool:
+        """``if (every checkable access of the nest stays in bounds) { fast nest } else { nest as written }``."""
+        local = {n.name: n.type for n in walk(s) if isinstance(n, Alloc)}
+
+        def arrays(name: str) -> TensorType | None:
+            a = scope.get(name)
+            return local[name] if name in local else a.type if isinstance(a, _Array) else None
+
+        nest = Nest(s, arrays)
+        if not nest.forms:
+            return False
+        lines, ok = nest.check(lambda e: self.expr(e, scope), self.fresh)
+        if ok == "false":
+            return False
+        self.emit(depth, f"{{  // the accesses of loop '{s.var}' checked once")
+        for line in lines:
+            self.emit(depth + 1, line)
+        inner = depth + 1 if ok == "true" else depth + 2
+        if ok != "true":
+            self.emit(depth + 1, f"if ({ok}) {{")
+        self.forms, self.arrays = nest.forms, arrays
+        try:
+            self.fast_loop(s, scope, inner)
+        finally:
+            self.forms = None
+        if ok != "true":
+            self.emit(depth + 1, "} else {")
+            self.plain_loop(s, scope, depth + 2)
+            self.emit(depth + 1, "}")
+        self.emit(depth, "}")
+        return True
+
+    def fast_loop(self, s: For, scope: _Scope, depth: int) -> None:
+        """A loop inside a checked nest: interchanged and jammed where every access under it was checked."""
+        if all(id(n) in self.forms for n in walk(s) if isinstance(n, (Load, Store))):
+            s = interchange(s, self.forms, self.arrays) or s
+            plan = jam(s)
+            if plan is not None:
+                vector = lanes(plan, self.forms, self.arrays)
+                if vector is not None:
+                    self.jammed(vector.jam, scope, depth, lambda j, copies, d: print_lanes(self, vector, copies, d),
+                                f", in {vector.groups} vector(s) of {LANES}")
+                else:
+                    self.jammed(plan, scope, depth)
+                return
+        self.plain_loop(s, scope, depth)
+
+    def jammed(self, j: Jam, scope: _Scope, depth: int, nest=None, note: str = "") -> None:
+        """``j.factor`` iterations side by side: each one's ``pre``, the nest (``nest(copies, depth)``; by default
+        its innermost body once per copy), each one's ``post``; then the iterations left, one at a time."""
+        s, u = j.loop, j.factor
+        lo, hi, v = self.fresh("lo"), self.fresh("hi"), "v_" + self.fresh(s.var)
+        cmp = "<" if s.step > 0 else ">"
+        self.emit(depth, f"{{ const int64_t {lo} = (int64_t)({self.expr(s.start, scope)}); "
+                         f"const int64_t {hi} = (int64_t)({self.expr(s.stop, scope)}); int64_t {v} = {lo};")
+        self.emit(depth, f"for (; {v} + {(u - 1) * s.step} {cmp} {hi}; {v} += {u * s.step}) {{  // {u} jammed{note}")
+        copies = []
+        for c in range(u):
+            copies.append(_Scope(scope))
+            copies[-1].names[s.var] = f"({v} + {c * s.step})"
+            self.block(j.pre, copies[-1], depth + 1)
+        (nest or self.jammed_nest)(j, copies, depth + 1)
+        for c in copies:
+            self.block(j.post, c, depth + 1)
+        self.emit(depth, "}")
+        self.emit(depth, f"for (; {v} {cmp} {hi}; {v} += {s.step}) {{")
+        rest = _Scope(scope)
+        rest.names[s.var] = v
+        self.block(s.body, rest, depth + 1)
+        self.emit(depth, "} }")
+
+    def jammed_nest(self, j: Jam, copies: list[_Scope], d: int) -> None:
+        inner = copies
+        for f in j.nest:
+            flo, fhi, fv = self.fresh("lo"), self.fresh("hi"), "v_" + self.fresh(f.var)
+            self.emit(d, f"{{ const int64_t {flo} = (int64_t)({self.expr(f.start, inner[0])}); "
+                         f"const int64_t {fhi} = (int64_t)({self.expr(f.stop, inner[0])});")
+            self.emit(d, f"for (int64_t {fv} = {flo}; {fv} {'<' if f.step > 0 else '>'} {fhi}; {fv} += {f.step}) {{")
+            inner = [_Scope(c) for c in inner]
+            for c in inner:
+                c.names[f.var] = fv
+            d += 1
+        for c in inner:
+            self.block(j.nest[-1].body, _Scope(c), d)
+        for _ in j.nest:
+            d -= 1
+            self.emit(d, "} }")
+
+    def batched_loop(self, s: For, calls, scope: _Scope, depth: int) -> None:
+        """An innermost loop in strips of ``STRIP`` iterations: the arguments of ``calls`` first, then one call of
+        NumPy's loop per transcendental on the strip, then the iterations with the results."""
+        lo, hi, b, n = self.fresh("lo"), self.fresh("hi"), self.fresh("b"), self.fresh("n")
+        step, cmp = s.step, "<" if s.step > 0 else ">"
+        left = f"({hi} - {b} + {step - 1}) / {step}" if step > 0 else f"({b} - {hi} + {-step - 1}) / {-step}"
+        self.emit(depth, f"{{ const int64_t {lo} = (int64_t)({self.expr(s.start, scope)}); "
+                         f"const int64_t {hi} = (int64_t)({self.expr(s.stop, scope)});")
+        self.emit(depth, f"for (int64_t {b} = {lo}; {b} {cmp} {hi}; {b} += {STRIP * step}) {{")
+        self.emit(depth + 1, f"const int64_t {n} = {left} < {STRIP} ? {left} : {STRIP};")
+        t, v = self.fresh("t"), "v_" + self.fresh(s.var)
+        inner = _Scope(scope)
+        inner.names[s.var] = v
+        bufs = []
+        for call, arg in calls:
+            c = ctype(call.dtype)
+            a, r = self.fresh("arg"), self.fresh("res")
+            self.emit(depth + 1, f"{c} {a}[{STRIP}], {r}[{STRIP}];")
+            bufs.append((call, arg, c, a, r))
+        self.emit(depth + 1, f"for (int64_t {t} = 0; {t} < {n}; {t}++) {{ const int64_t {v} = {b} + {t} * {step};")
+        for call, arg, c, a, r in bufs:
+            x = self.expr(arg, inner)
+            self.emit(depth + 2, f"{a}[{t}] = {'-' if call.fn == 'sigmoid' else ''}({x});")
+        self.emit(depth + 1, "}")
+        for call, arg, c, a, r in bufs:
+            slot = SLOT[("exp" if call.fn == "sigmoid" else call.fn, c)]
+            self.prog.slots.add(slot)
+            self.emit(depth + 1, f"sdn::vcall1<{c}>({slot}, {a}, {r}, {n});")
+            self.batched[id(call)] = f"{r}[{t}]"
+        self.emit(depth + 1, f"for (int64_t {t} = 0; {t} < {n}; {t}++) {{ const int64_t {v} = {b} + {t} * {step};")
+        self.block(s.body, _Scope(inner), depth + 2)
+        self.emit(depth + 1, "}")
+        for call, *_ in bufs:
+            del self.batched[id(call)]
+        self.emit(depth, "} }")
 
     def alloc(self, s: Alloc, scope: _Scope, depth: int) -> None:
         t, st = s.type, stype(s.type.dtype)
@@ -344,6 +492,11 @@ class _Function:
         shape = arr.type.shape
         if len(indices) != len(shape):
             raise Unsupported("an access with the wrong number of indices")
+        if self.forms is not None and id(node) in self.forms:  # checked before the nest: its exact value
+            flat = ""
+            for f, d in zip(self.forms[id(node)], shape):
+                flat = f"({flat}) * {d} + {self.form(f, scope)}" if flat else self.form(f, scope)
+            return flat or "0"
         nid = len(self.prog.accesses)
         self.prog.accesses.append((node.name, node.loc))
         names = [self.fresh("i") for _ in indices]
@@ -353,6 +506,13 @@ class _Function:
         for n, d in zip(names[1:], shape[1:]):
             flat = f"({flat}) * {d} + {n}"
         return f"({{ {' '.join(parts)} {flat}; }})"
+
+    def form(self, f: Form, scope: _Scope) -> str:
+        """An index checked before its nest, computed in int64 (it neither wraps nor leaves its bounds)."""
+        terms = [(self.var(k, scope) if isinstance(k, str) else self.expr(k, scope), c) for k, c in f.terms]
+        terms += [(self.expr(e, scope), c) for e, c in f.fixed]
+        parts = [f"(int64_t)({t})" if c == 1 else f"{c} * (int64_t)({t})" for t, c in terms]
+        return "(" + " + ".join(parts + ([f"(int64_t){f.const}"] if f.const or not parts else [])) + ")"
 
     def expr(self, e: Expr, scope: _Scope) -> str:
         if isinstance(e, Const):
@@ -436,9 +596,13 @@ class _Function:
         return fit(e.dtype, raw)
 
     def callop(self, e: Call, scope: _Scope) -> str:
-        args = [self.expr(a, scope) for a in e.args]
         t = e.args[0].dtype
         c = ctype(t)
+        if id(e) in self.batched:  # computed for the whole strip (batched_loop): NumPy's loop's result
+            done = self.batched[id(e)]
+            raw = f"(({c})1 / (({c})1 + {done}))" if e.fn == "sigmoid" else done
+            return fit(e.dtype, raw) if _result_is(e.dtype, t) else convert(t, e.dtype, raw)
+        args = [self.expr(a, scope) for a in e.args]
         if any(ctype(a.dtype) != c for a in e.args):
             raise Unsupported(f"{e.fn} of mixed types")
         fn = e.fn
@@ -474,12 +638,6 @@ def _result_is(result: DType, operand: DType) -> bool:
     return ctype(result) == ctype(operand) and type(result) is type(operand)
 
 
-def _stmts(s):
-    from ..ir.nodes import walk
-
-    return walk(s)
-
-
 def print_program(kernel: Kernel) -> Program:
     """The C++ translation unit of ``kernel`` (its callees first) with the exported ``sd_kernel`` entry."""
     prog = Program("", kernel)
@@ -487,7 +645,7 @@ def print_program(kernel: Kernel) -> Program:
     funcs: list[str] = []
 
     def visit(k: Kernel) -> None:
-        for s in (n for st in k.body for n in _stmts(st)):
+        for s in (n for st in k.body for n in walk(st)):
             if isinstance(s, CallKernel):
                 ck = k.callee(s.callee)
                 if ck not in names:

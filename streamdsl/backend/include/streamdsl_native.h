@@ -151,6 +151,27 @@ static inline double fix(double x, double scale, double m, bool sgn) {
   return v / scale;
 }
 
+// ------------------------------------------------------- float32 lanes
+// Four jammed iterations in the lanes of a vector (backend/clanes.py): IEEE arithmetic per lane, as the
+// scalar code.  tr4 transposes four rows of four (lane l's next four elements -> the l-th of each).
+typedef float f4 __attribute__((vector_size(16)));
+typedef int32_t i4 __attribute__((vector_size(16)));
+static inline f4 splat4(float x) { return (f4){x, x, x, x}; }
+static inline f4 ld4(const float* p) { f4 v; memcpy(&v, p, sizeof v); return v; }
+#if defined(__clang__)
+#define SDN_SHUF(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
+#else
+#define SDN_SHUF(a, b, i, j, k, l) __builtin_shuffle(a, b, (i4){i, j, k, l})
+#endif
+static inline void tr4(f4& a, f4& b, f4& c, f4& d) {
+  const f4 t0 = SDN_SHUF(a, b, 0, 4, 1, 5), t1 = SDN_SHUF(a, b, 2, 6, 3, 7);
+  const f4 t2 = SDN_SHUF(c, d, 0, 4, 1, 5), t3 = SDN_SHUF(c, d, 2, 6, 3, 7);
+  a = SDN_SHUF(t0, t2, 0, 1, 4, 5);
+  b = SDN_SHUF(t0, t2, 2, 3, 6, 7);
+  c = SDN_SHUF(t1, t3, 0, 1, 4, 5);
+  d = SDN_SHUF(t1, t3, 2, 3, 6, 7);
+}
+
 // ---------------------------------------------------- NumPy's own loops
 // A ufunc inner loop (PyUFuncGenericFunction) and its data, bound by the loader.
 typedef void (*Loop)(char**, const intptr_t*, const intptr_t*, void*);
@@ -175,6 +196,12 @@ template <class F> static inline F call1(int slot, F x) {
   intptr_t n = 1, st[2] = {sizeof(F), sizeof(F)};
   sd_loops[slot].fn(args, &n, st, sd_loops[slot].data);
   return out;
+}
+// n elements in one call, as the interpreter's vector call (each element is computed on its own)
+template <class F> static inline void vcall1(int slot, const F* x, F* out, int64_t n) {
+  char* args[2] = {(char*)x, (char*)out};
+  intptr_t len = n, st[2] = {sizeof(F), sizeof(F)};
+  sd_loops[slot].fn(args, &len, st, sd_loops[slot].data);
 }
 template <class F> static inline F call2(int slot, F x, F y) {
   F out;
