@@ -10,9 +10,10 @@ library, loaded in-process with ctypes and called on the user's NumPy arrays (pa
   before it is bound (:func:`_bind_loop`).  A kernel needing a loop that is not found is interpreted.
 * Errors: an index out of bounds comes back as the number of the checked access; it is raised as the
   interpreter's ``ShapeError`` at that access's line (the first offending index in program order).
-* Where it pays (``mode="auto"``, the default): a kernel is compiled once the interpreter is estimated
-  (:func:`interp_seconds`) or measured to spend ``COMPILE_AFTER`` seconds on it; a library already in
-  the cache is used as soon as the kernel is not tiny.  ``mode="compiled"`` always compiles,
+* Where it pays (``mode="auto"``, the default): a kernel estimated faster compiled (:func:`estimate`) is
+  compiled once the interpreter is estimated or measured to spend ``COMPILE_AFTER`` seconds on it; a
+  library already in the cache is used once it has spent ``LOOKUP_AFTER``; a kernel measured slower
+  compiled than interpreted goes back to the interpreter.  ``mode="compiled"`` always compiles,
   ``mode="interp"`` (or ``STREAMDSL_SIM=interp``) never does.
 * Without g++ the simulator interprets, after one notice on stderr.
 """
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +36,7 @@ import numpy as np
 
 from ..errors import Loc, ShapeError, StreamDSLError
 from ..ir.memo import IdentityMemo
-from ..ir.nodes import Alloc, CallKernel, For, If, Kernel, Ref, Return, walk
+from ..ir.nodes import Alloc, Call, CallKernel, For, If, Kernel, Ref, Return, walk
 from ..types import TensorType
 from .cgen import LOOPS, Program, Unsupported, print_program, stype
 
@@ -159,8 +161,8 @@ def _probe(nin: int, dt: np.dtype) -> list[np.ndarray]:
 def _bind_loop(slot: int) -> tuple[int, int] | None:
     """(function, data) of the inner loop the interpreter's ufunc runs for LOOPS[slot], or None.
 
-    A candidate must give, one element a call as the compiled code calls it, the bits the ufunc gives on
-    a probe array; the first that does is the one."""
+    A candidate must give, called as the compiled code calls it (one element, or a strip of them), the
+    bits the ufunc gives on a probe array; the first that does is the one."""
     if slot in _bound:
         return _bound[slot]
     op, c = LOOPS[slot]
@@ -178,7 +180,7 @@ def _bind_loop(slot: int) -> tuple[int, int] | None:
                 if any(head.types[i * head.nargs + j] != code for j in range(head.nargs)):
                     continue
                 fn, data = head.functions[i], head.data[i]
-                if fn and _same_bits(_call_each(fn, data, args, dt), want):
+                if fn and all(_same_bits(_call(fn, data, args, dt, n), want) for n in (1, 256, len(want))):
                     found = (fn, data or 0)
                     break
     except Exception:  # noqa: BLE001 - any surprise in NumPy's layout means: not bound, interpret
@@ -187,17 +189,17 @@ def _bind_loop(slot: int) -> tuple[int, int] | None:
     return found
 
 
-def _call_each(fn: int, data: int, args: list[np.ndarray], dt: np.dtype) -> np.ndarray:
+def _call(fn: int, data: int, args: list[np.ndarray], dt: np.dtype, n: int) -> np.ndarray:
+    """The loop called on ``n`` elements at a time, as the compiled code calls it (one, or a strip)."""
     loop = _LOOP(fn)
     out = np.empty_like(args[0])
     ptrs = (ctypes.c_void_p * (len(args) + 1))()
-    n = (ctypes.c_ssize_t * 1)(1)
     steps = (ctypes.c_ssize_t * (len(args) + 1))(*([dt.itemsize] * (len(args) + 1)))
     base = [a.ctypes.data for a in args] + [out.ctypes.data]
-    for i in range(out.size):
+    for i in range(0, out.size, n):
         for j, b in enumerate(base):
             ptrs[j] = b + i * dt.itemsize
-        loop(ptrs, n, steps, data)
+        loop(ptrs, (ctypes.c_ssize_t * 1)(min(n, out.size - i)), steps, data)
     return out
 
 
@@ -302,27 +304,34 @@ _program = IdentityMemo(_program_uncached, 512)
 
 
 # ------------------------------------------------------------- the policy
-STEP = 2e-6  # seconds the interpreter spends on an IR node at a Python-level step
+INTERP_CALL = 40e-6  # seconds the interpreter spends on a call itself (arguments checked, NumPy set up)
+STEP = 2e-6  # ... on an IR node at a Python-level step
 VECTOR = 0.075e-9  # ... on a node per vector element (NumPy)
-NATIVE = 0.15e-9  # ... the compiled code on a node per element
+NATIVE_CALL = 12e-6  # seconds the compiled code spends on a call itself (arguments, outputs, ctypes)
+NATIVE = 0.05e-9  # ... on a node per element
+TRANSCENDENTAL = 1.5e-9  # an exp, log, tanh, ... of one element: NumPy's loop, on either path
+_TRANSCENDENTALS = ("exp", "log", "tanh", "erf", "sin", "cos", "sigmoid")
 
 
 def estimate(kernel: Kernel) -> tuple[float, float]:
-    """Rough seconds of one run: (interpreted, compiled).
+    """Rough seconds of one call: (interpreted, compiled).
 
-    A loop the interpreter vectorises multiplies the elements of its body's steps; a sequential loop (and a
-    float reduction, which the interpreter steps through in program order) multiplies the steps.  The
-    compiled code pays for every element of every step alike."""
+    A loop the interpreter vectorises multiplies the elements of its body's steps; a sequential loop, and
+    a float sum that the interpreter adds one vector step per iteration (a sum no more than 64 times
+    longer than the sums it runs side by side; a longer one is one C-level pass), multiplies the steps.
+    The compiled code pays for every element of every step alike.  The constants are this machine's
+    order of magnitude (a gemm, a softmax, the library's linears), not a promise."""
     from ..ir.bounds import loop_trips
     from ..ir.deps import classify
     from .privatize import privatize
 
     k = privatize(kernel)
     trips = loop_trips(k.body)
-    interp = compiled = 0.0
+    interp, compiled = INTERP_CALL, NATIVE_CALL
 
-    def nodes(s) -> int:
-        return sum(1 for n in walk(s) if not isinstance(n, (For, If)))
+    def nodes(s) -> tuple[int, int]:
+        ns = [n for n in walk(s) if not isinstance(n, (For, If))]
+        return len(ns), sum(1 for n in ns if isinstance(n, Call) and n.fn in _TRANSCENDENTALS)
 
     def go(stmts, steps: float, elems: float) -> None:
         nonlocal interp, compiled
@@ -330,7 +339,7 @@ def estimate(kernel: Kernel) -> tuple[float, float]:
             if isinstance(s, For):
                 n = trips.get(id(s)) or 16
                 info = classify(s)
-                if info.kind == "sequential" or _float_reduction(s, info):
+                if info.kind == "sequential" or (_float_reduction(s, info) and n <= 64 * elems):
                     go(s.body, steps * n, elems)
                 else:
                     go(s.body, steps, elems * n)
@@ -341,18 +350,12 @@ def estimate(kernel: Kernel) -> tuple[float, float]:
                 i, c = estimate(k.callee(s.callee))
                 interp, compiled = interp + steps * i, compiled + steps * elems * c
             else:
-                c = 1 if isinstance(s, Alloc) else nodes(s)
-                interp += steps * c * (STEP + elems * VECTOR)
-                compiled += steps * elems * c * NATIVE
+                c, t = (1, 0) if isinstance(s, Alloc) else nodes(s)
+                interp += steps * (c * (STEP + elems * VECTOR) + t * elems * TRANSCENDENTAL)
+                compiled += steps * elems * (c * NATIVE + t * TRANSCENDENTAL)
 
     go(k.body, 1.0, 1.0)
     return interp, compiled
-
-
-def interp_seconds(kernel: Kernel) -> float:
-    """The interpreter's estimated seconds on ``kernel`` where compiling it would save time, else 0."""
-    interp, compiled = estimate(kernel)
-    return interp if interp > 1.25 * compiled else 0.0
 
 
 def _float_reduction(loop: For, info) -> bool:
@@ -366,41 +369,73 @@ def _float_reduction(loop: For, info) -> bool:
 
 @dataclass
 class _Heat:
-    estimate: float
-    spent: float = 0.0
+    """What the policy knows of a kernel: the estimate, and what its calls took in either mode."""
+
+    interp: float  # estimated seconds of an interpreted call
+    pays: bool  # the compiled code is estimated faster
+    spent: float = 0.0  # seconds interpreted so far
+    best: float = float("inf")  # the fastest interpreted call
     native: Native | None = None
+    native_best: float = float("inf")  # the fastest compiled call
     looked: bool = False  # the cache was searched
-    failed: bool = False  # no compiler, or the kernel cannot be compiled: always interpreted
+    failed: bool = False  # no compiler, the kernel cannot be compiled, or it ran slower compiled: interpreted
 
 
-_heat = IdentityMemo(lambda k: _Heat(interp_seconds(k)), 1024)
+def _new_heat(k: Kernel) -> _Heat:
+    interp, compiled = estimate(k)
+    return _Heat(interp, interp > 1.25 * compiled)
+
+
+def interp_seconds(kernel: Kernel) -> float:
+    """The interpreter's estimated seconds on a call of ``kernel`` where compiling it would save time, else 0."""
+    heat = _heat(kernel)
+    return heat.interp if heat.pays else 0.0
+
+
+_heat = IdentityMemo(_new_heat, 1024)
 _header_text: list[str] = []
 
 
 def run(kernel: Kernel, args, call_loc: Loc | None, mode: str):
     """Run ``kernel`` compiled when ``mode`` and the policy say so; else None, and the caller interprets
-    (then :func:`spent` records the time)."""
+    (then :func:`spent` records the time).
+
+    ``auto``: a kernel estimated faster compiled is looked up in the cache once the interpreter is
+    estimated or measured to have spent ``LOOKUP_AFTER`` on it, and compiled once it has spent
+    ``COMPILE_AFTER``; a kernel whose fastest compiled call is slower than its fastest interpreted call
+    goes back to the interpreter."""
     heat = _heat(kernel)
     if heat.native is None and mode == "compiled":
         if heat.failed:
             return None
         heat.native = load(kernel, may_compile=True)
         heat.failed = heat.native is None
+        if heat.failed:
+            return None
+    if mode == "compiled":
+        return (heat.native.run(args, call_loc),)
     if heat.native is None:
-        hot = heat.estimate + heat.spent
-        if heat.failed or hot < LOOKUP_AFTER or (heat.looked and hot < COMPILE_AFTER):
+        hot = heat.interp + heat.spent
+        if heat.failed or not heat.pays or hot < LOOKUP_AFTER or (heat.looked and hot < COMPILE_AFTER):
             return None
         heat.looked = True
         heat.native = load(kernel, may_compile=hot >= COMPILE_AFTER)
         if heat.native is None:
             heat.failed = hot >= COMPILE_AFTER
             return None
-    return (heat.native.run(args, call_loc),)
+    t0 = time.perf_counter()
+    out = heat.native.run(args, call_loc)
+    heat.native_best = min(heat.native_best, time.perf_counter() - t0)
+    if heat.native_best > heat.best:  # measured: the interpreter runs this kernel faster
+        heat.native, heat.failed = None, True
+    return (out,)
 
 
 def spent(kernel: Kernel, seconds: float) -> None:
-    """Record interpreted time on ``kernel`` (the policy compiles it once it has cost enough)."""
-    _heat(kernel).spent += seconds
+    """Record an interpreted call of ``kernel`` (the policy compiles it once it has cost enough)."""
+    heat = _heat(kernel)
+    heat.spent += seconds
+    heat.best = min(heat.best, seconds)
 
 
 __all__ = ["COMPILE_AFTER", "MODES", "Native", "SimModeError", "cache_dir", "interp_seconds", "load", "run",

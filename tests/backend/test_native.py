@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import time
 import sys
 from pathlib import Path
 
@@ -407,3 +408,22 @@ def test_auto_compiles_a_sequential_kernel_and_interprets_a_tiny_one(monkeypatch
     assert native.interp_seconds(small.ir) < native.LOOKUP_AFTER
     small(np.zeros(16, np.float32))
     assert builds == ["floyd_warshall"]
+
+
+def test_auto_goes_back_to_the_interpreter_when_compiled_runs_slower(monkeypatch, tmp_path):
+    builds = _fresh(monkeypatch, tmp_path)
+    monkeypatch.delenv("STREAMDSL_SIM", raising=False)
+    k = _poly().make_trisolv(40)
+    args = _poly().inputs("trisolv", 40)
+    heat = native._heat(k.ir)
+    assert heat.pays
+    monkeypatch.setattr(native, "LOOKUP_AFTER", 0.0)
+    monkeypatch.setattr(native, "COMPILE_AFTER", heat.interp * 1.001)  # compiled on the second call
+    real = native.Native.run
+    monkeypatch.setattr(native.Native, "run", lambda self, *a: (time.sleep(0.5), real(self, *a))[1])
+    want = simulate(k.ir, *args, mode="interp")
+    assert same(k(*args), want) and builds == [] and heat.best < 0.5  # interpreted: the cache was empty
+    assert same(k(*args), want) and builds == ["trisolv"]  # compiled, and measured slower
+    assert heat.native is None and heat.failed
+    spent = heat.spent
+    assert same(k(*args), want) and heat.spent > spent  # interpreted again
