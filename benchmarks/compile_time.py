@@ -7,6 +7,7 @@ model solves it when something reads it (a report).  Its MILP is timed apart, in
 
     .venv/bin/python benchmarks/compile_time.py
 """
+import argparse
 import tempfile
 import time
 
@@ -16,6 +17,7 @@ from streamdsl.library.llm.config import preset
 from streamdsl.library.llm.models import model
 from streamdsl.perf import explore
 
+argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
 MODELS = ["gpt2-medium", "qwen2.5-0.5b", "llama-3.2-1b", "gemma-3-1b"]
 rows = []
 for name in tqdm(MODELS, desc="compiling", unit="model"):

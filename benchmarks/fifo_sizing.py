@@ -31,6 +31,7 @@ Run:  python benchmarks/fifo_sizing.py
 """
 from __future__ import annotations
 
+import argparse
 import random
 import statistics
 import sys
@@ -188,4 +189,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     sys.exit(main())

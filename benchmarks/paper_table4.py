@@ -7,7 +7,7 @@ in fp32); the paper's numbers are its measurements on the board.
 
     .venv/bin/python benchmarks/paper_table4.py [--quick]
 """
-import sys
+import argparse
 import time
 
 from streamdsl.library.llm.config import preset
@@ -16,7 +16,11 @@ from streamdsl.library.llm.perf import W4A8, llm_perf
 
 PAPER = {(32, 32): (194.99, 34.59, 199.51), (64, 64): (358.24, 61.27, 215.51), (128, 128): (696.65, 125.35, 224.05),
          (256, 256): (1387.76, 272.85, 229.61)}
-SIZES = [(32, 32)] if "--quick" in sys.argv else list(PAPER)
+_ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+_ap.add_argument("--quick", action="store_true", help="only [32:32]")
+_ap.add_argument("--report", action="store_true", help="also print GPT-2 Medium's whole model report")
+ARGS = _ap.parse_args()
+SIZES = [(32, 32)] if ARGS.quick else list(PAPER)
 MODELS = ["gpt2-medium", "qwen2.5-0.5b", "llama-3.2-1b", "gemma-3-1b"]
 
 print("modeled: the W4A8 layer accelerator as built (int4 weights, int8 activations, int32 MACs; norms, attention "
@@ -59,4 +63,4 @@ print("  (streamed: FIFOs at their sized depths + ping-pong converters between k
       "intermediate a whole ping-pong array. The library streams activations by token row and per-head tensors "
       "and KV caches by head, so a FIFO holds whole rows or heads.)")
 print("\nfull report of the last GPT-2 design:")
-print(llm_perf(preset("gpt2-medium"), "u55c", 32, 32, W4A8).report() if "--report" in sys.argv else "(pass --report)")
+print(llm_perf(preset("gpt2-medium"), "u55c", 32, 32, W4A8).report() if ARGS.report else "(pass --report)")

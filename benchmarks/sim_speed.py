@@ -24,11 +24,11 @@ Run:  python benchmarks/sim_speed.py [--skip-llm]
 """
 from __future__ import annotations
 
+import argparse
 import copy
 import importlib.util
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -247,7 +247,7 @@ def smollm2_decode() -> None:
     row("  CPU time, torch on 1 thread", cpu, base[1][1], "")
 
 
-def main() -> None:
+def main(skip_llm: bool = False) -> None:
     os.environ.setdefault("STREAMDSL_CACHE", tempfile.mkdtemp(prefix="sd-sim-bench-"))  # first runs compile
     rng = np.random.default_rng(0)
     cases = [
@@ -274,10 +274,12 @@ def main() -> None:
         row(name, t_sim, t_np, f"{t_int:>10.4f} {t_cc:>12.4f} {t_sim / t_int:>9.2f}x")
     polybench()
     tiny_gpt2_prefill()
-    if "--skip-llm" not in sys.argv:
+    if not skip_llm:
         smollm2_decode()
     print("all results match their baselines")
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--skip-llm", action="store_true", help="leave out the SmolLM2 decode step (needs torch)")
+    main(parser.parse_args().skip_llm)

@@ -7,6 +7,8 @@ LP-sized depths, and the on-chip bytes fusion saves.
 
 Run:  python examples/attention_dataflow.py
 """
+import argparse
+
 import numpy as np
 
 import streamdsl as sd
@@ -98,4 +100,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -5,6 +5,8 @@ C_OUT x (H - 2) x (W - 2).
 
 Run:  python examples/conv2d.py
 """
+import argparse
+
 import numpy as np
 
 import streamdsl as sd
@@ -58,4 +60,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

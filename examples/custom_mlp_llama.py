@@ -17,6 +17,8 @@ through C-simulation of the emitted HLS.
 
 Run:  python examples/custom_mlp_llama.py
 """
+import argparse
+
 import numpy as np
 
 import streamdsl as sd
@@ -69,10 +71,11 @@ def main() -> None:
     print(m.layer(1).function)  # the decode layer: the user's kernel is one of its calls
     reference = NumpyModel(config, weights).forward
     prompt = np.random.default_rng(0).integers(0, config.vocab, 6)
-    for backend in ("sim", "csim"):
-        print(m.verify(reference, prompt, decode_steps=2, backend=backend))
+    for mode in ("sim", "csim"):
+        print(m.verify(reference, prompt, decode_steps=2, mode=mode))
     print("greedy continuation:", m.generate(prompt, 4))
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

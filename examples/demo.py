@@ -2,6 +2,7 @@
 
 Run:  python examples/demo.py
 """
+import argparse
 import time
 
 import numpy as np
@@ -45,4 +46,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -8,6 +8,8 @@ the token simulator at the LP-sized depths, and prints what fusion saves.
 
 Run:  python examples/ffn_dataflow.py
 """
+import argparse
+
 import numpy as np
 
 import streamdsl as sd
@@ -79,4 +81,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -2,6 +2,8 @@
 
 Run:  python examples/gemm.py
 """
+import argparse
+
 import numpy as np
 
 import streamdsl as sd
@@ -44,4 +46,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -6,6 +6,8 @@
 
 Run:  python examples/huber.py
 """
+import argparse
+
 import numpy as np
 
 import streamdsl as sd
@@ -53,4 +55,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -5,6 +5,8 @@ products and sums are computed in 32 bits as on an int8 MAC array.
 
 Run:  python examples/int8_mac.py
 """
+import argparse
+
 import numpy as np
 
 import streamdsl as sd
@@ -48,4 +50,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

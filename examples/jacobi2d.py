@@ -6,6 +6,8 @@ are never updated.
 
 Run:  python examples/jacobi2d.py
 """
+import argparse
+
 import numpy as np
 
 import streamdsl as sd
@@ -60,4 +62,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

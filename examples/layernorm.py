@@ -2,6 +2,8 @@
 
 Run:  python examples/layernorm.py
 """
+import argparse
+
 import numpy as np
 
 import streamdsl as sd
@@ -57,4 +59,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -15,7 +15,7 @@
 
 Run:  python examples/llm_demo.py [OUTPUT_DIR]
 """
-import sys
+import argparse
 import time
 from pathlib import Path
 
@@ -31,8 +31,15 @@ PROMPT = "The capital of France is"
 NEW_TOKENS = 4
 
 
-def main() -> None:
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "smollm2_accelerator")
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("output", nargs="?", default="smollm2_accelerator", metavar="OUTPUT_DIR",
+                   help="where the HLS project goes (default smollm2_accelerator; the report goes to OUTPUT_DIR_report)")
+    return p.parse_args(argv)
+
+
+def main(output: str = "smollm2_accelerator") -> None:
+    out = Path(output)
     report_dir = out.with_name(out.name + "_report")  # beside the project: the project folder holds only its own files
     start = time.perf_counter()
     config, weights, tokenizer = load_smollm2()
@@ -73,5 +80,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    args = parse_args()
     np.set_printoptions(precision=4)
-    main()
+    main(args.output)

@@ -12,6 +12,8 @@ tests/dataflow/test_dataflow_hls.py).
 
 Run:  python examples/residual_dataflow.py
 """
+import argparse
+
 import numpy as np
 
 import streamdsl as sd
@@ -86,4 +88,5 @@ def main() -> None:
     print(f"C-sim at bypass depth {depth - 1}: max |error| vs simulator = {np.abs(cs - sim).max():.2e}")
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -2,6 +2,8 @@
 
 Run:  python examples/softmax.py
 """
+import argparse
+
 import numpy as np
 
 import streamdsl as sd
@@ -50,4 +52,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -5,6 +5,8 @@ outer loop variable.  The strict upper triangle of C is passed through.
 
 Run:  python examples/syrk.py
 """
+import argparse
+
 import numpy as np
 
 import streamdsl as sd
@@ -52,4 +54,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

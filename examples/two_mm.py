@@ -5,6 +5,8 @@ result ``tmp`` is an intermediate tensor that the second loop nest reads.
 
 Run:  python examples/two_mm.py
 """
+import argparse
+
 import numpy as np
 
 import streamdsl as sd
@@ -53,4 +55,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

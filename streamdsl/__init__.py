@@ -11,37 +11,55 @@
 
     C = vadd(A, B)        # runs the reference simulator on NumPy arrays
     print(vadd.ir)        # the loop IR; sd.parse_ir(str(vadd.ir)) == vadd.ir
+
+``sd.llm`` (loaded on first use) is the LLM library: model builders, configs, weight loaders, ``llm_perf``
+and the transformer blocks.  ``import streamdsl`` loads no backend, no explorer and no SciPy, and leaves
+``sys.excepthook`` alone (``sd.install_excepthook()`` prints located errors without streamdsl's frames in a
+script; errors raised through the API are already located).
 """
-from .errors import (  # noqa: F401
-    IRParseError, IRVerifyError, KernelSyntaxError, KernelTypeError, Loc,
-    ScheduleError, ShapeError, StreamDSLError, install_excepthook,
+from . import registry as _registry
+from ._version import __version__
+from .api import KernelFunction, dataflow, explore, kernel, parse_ir, schedule
+from .boards import BOARDS, Board, BoardError, board
+from .builtins import abs, cast, cos, erf, exp, grid, log, max, min, rsqrt, sigmoid, sin, sqrt, tanh
+from .dfg import Converter, DataflowFunction, DataflowSchedule, DeadlockError, ITensor, Placement, converter
+from .errors import (
+    IRParseError, IRVerifyError, KernelSyntaxError, KernelTypeError, Loc, ScheduleError, ShapeError, StreamDSLError,
+    install_excepthook,
 )
-from .types import (  # noqa: F401
-    DType, FixedType, FloatType, IntType, TensorType,
-    Fixed, Int, UFixed, UInt,
+from .sched.schedule import Schedule
+from .types import (
+    DType, Fixed, FixedType, FloatType, Int, IntType, TensorType, UFixed, UInt,
     bf16, f16, f32, f64, i8, i16, i32, i64, u1, u8, u16, u32, u64,
 )
-from .builtins import (  # noqa: F401
-    abs, cast, cos, erf, exp, grid, log, max, min, rsqrt, sigmoid, sin, sqrt, tanh,
-)
-from .sched.schedule import Schedule  # noqa: F401
-from .dfg.itensor import Converter, ITensor, converter  # noqa: F401
-from .dfg.tokensim import DeadlockError  # noqa: F401
-from .dfg.dfschedule import DataflowSchedule  # noqa: F401
-from .dfg.graph import DataflowFunction  # noqa: F401
-from .api import KernelFunction, kernel, schedule  # noqa: F401  (bound after the subpackages it shadows)
-from .dfg.graph import dataflow  # noqa: F401  (the decorator)
-from .perf.explore import explore  # noqa: F401
+
+# What the lower parts reach through the registry (imported on first use, see streamdsl/registry.py).
+_registry.register("build.kernel", "hls", "streamdsl.backend.hls:build")
+_registry.register("build.dataflow", "hls", "streamdsl.backend.hls.dataflow:build")
+_registry.register("present", "html", "streamdsl.htmlreport:present")
+
+_EXTENSIONS = "streamdsl.extensions"  # entry points: sd.<name> loads the module an installed package names
 
 
-def parse_ir(text: str, filename: str = "<ir>"):
-    """Parse the IR text printed by ``str(kernel.ir)`` back into a Kernel."""
-    from .errors import user_facing
-    from .ir.parser import parse_ir as _parse
+def __getattr__(name: str):
+    """``sd.llm`` and other installed extensions, imported on first use (Python entry points)."""
+    from importlib import import_module
+    from importlib.metadata import entry_points
 
-    return user_facing(_parse)(text, filename)
+    for ep in entry_points(group=_EXTENSIONS):
+        if ep.name == name:
+            module = import_module(ep.value)
+            globals()[name] = module
+            return module
+    raise AttributeError(f"module 'streamdsl' has no attribute {name!r}")
 
 
-install_excepthook()
-
-__version__ = "0.1.0"
+__all__ = [
+    "BOARDS", "Board", "BoardError", "Converter", "DType", "DataflowFunction", "DataflowSchedule", "DeadlockError",
+    "Fixed", "FixedType", "FloatType", "IRParseError", "IRVerifyError", "ITensor", "Int", "IntType",
+    "KernelFunction", "KernelSyntaxError", "KernelTypeError", "Loc", "Placement", "Schedule", "ScheduleError",
+    "ShapeError", "StreamDSLError", "TensorType", "UFixed", "UInt", "__version__", "abs", "bf16", "board", "cast",
+    "converter", "cos", "dataflow", "erf", "exp", "explore", "f16", "f32", "f64", "grid", "i8", "i16", "i32", "i64",
+    "install_excepthook", "kernel", "log", "max", "min", "parse_ir", "rsqrt", "schedule", "sigmoid", "sin", "sqrt",
+    "tanh", "u1", "u8", "u16", "u32", "u64",
+]

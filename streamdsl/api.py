@@ -3,10 +3,16 @@ from __future__ import annotations
 
 import functools
 
+from .compat import renamed
+from .compat import renamed
 from .backend.sim import simulate
+from .dfg import DataflowFunction, DataflowSchedule, dataflow
+from .dfg import DataflowFunction, DataflowSchedule, dataflow
 from .errors import KernelSyntaxError, StreamDSLError, caller_loc, user_facing
-from .frontend import definition_scope, parse_function
+from .frontend import definition_scope, parse_function, require_function
 from .ir.nodes import Kernel
+from .sched.schedule import Schedule
+from .sched.schedule import Schedule
 
 class KernelFunction:
     """A kernel: call it with NumPy arrays to simulate, read ``.ir`` to see its IR."""
@@ -73,15 +79,29 @@ def _resolve_kernel(obj, loc) -> Kernel | None:
 
 def kernel(fn) -> KernelFunction:
     """Decorate a Python function with annotated parameters and return type as a kernel."""
+    require_function(fn, "@sd.kernel")
     return KernelFunction(fn, definition_scope())
 
 
 def schedule(obj):
     """Start scheduling a kernel (a :class:`Schedule`) or a dataflow function (a ``DataflowSchedule``)."""
-    from .dfg.dfschedule import DataflowSchedule
-    from .dfg.graph import DataflowFunction
-    from .sched.schedule import Schedule
-
     if isinstance(obj, DataflowFunction):
         return DataflowSchedule(obj)
     return Schedule(obj)
+
+
+@renamed(target="design")
+def explore(design, board="u55c", budget: int | None = None, **options):
+    """Explore tiling, fusion and resource allocation of ``design`` (a ``DataflowSchedule`` or an
+    ``@sd.dataflow`` function) on ``board``; returns an ``Exploration`` (see :mod:`streamdsl.explore`).
+    The explorer (and SciPy) are imported on the first call."""
+    from .perf.explore import explore as run
+
+    return run(design, board, budget, **options)
+
+
+def parse_ir(text: str, filename: str = "<ir>") -> Kernel:
+    """Parse the IR text printed by ``str(kernel.ir)`` back into a Kernel."""
+    from .ir.parser import parse_ir as parse
+
+    return user_facing(parse)(text, filename)

@@ -22,9 +22,10 @@ What ``build`` leaves for ``csim`` and ``report`` (besides the HLS project)::
     DIR/design.ir         the top function's IR (a dataflow: its kernel calls and callees)
     DIR/data/<param>.npy  the testbench inputs (``--inputs``, else seeded random data)
 
-``csim DIR`` compiles DIR's own C++ with g++ and runs it on those inputs, and
-compares the results with the reference simulator running ``design.ir``: the
-folder is all it needs.  ``llm build`` records its model (family, config,
+``csim DIR`` compiles DIR's own C++ with g++ and runs it on those inputs (so it
+runs whatever code the folder holds), and compares the results with the reference
+simulator running ``design.ir``: the folder is all it needs, and only the plain
+file names ``streamdsl.json`` lists inside it are read.  ``llm build`` records its model (family, config,
 quantisation, sizes) in ``DIR/streamdsl.json``; ``csim`` rebuilds the model
 from it, loads the folder's weight files and C-simulates every layer kernel
 folder on one layer's weights.
@@ -44,13 +45,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ._version import __version__
 from .errors import Loc, StreamDSLError
 
 FORMAT = "streamdsl-project/1"
 PROJECT = "streamdsl.json"
 IR_FILE = "design.ir"
-OWNED = ".streamdsl-manifest"  # the files streamdsl wrote into a folder (backend/hls/project.py keeps it)
-FULL_MODELS = {"gpt2": "gpt2-medium", "llama": "llama-3.2-1b", "qwen2": "qwen2.5-0.5b", "gemma3": "gemma-3-1b"}
+OWNED = ".streamdsl-manifest"  # the files streamdsl wrote into a folder (backend/folder.py keeps it)
 
 
 class CLIError(StreamDSLError):
@@ -284,40 +285,52 @@ def random_inputs(k, seed: int = 0) -> list:
 
 
 # ----------------------------------------------------------------------------- project folders
-def _owned(folder: Path) -> set[str]:
-    m = folder / OWNED
-    return set(m.read_text().split()) if m.is_file() else set()
+def check_output(out: Path, force: bool):
+    """``-o DIR`` checked before anything is built: a folder (or one that can be made) that holds nothing of the
+    user's unless ``--force``; returns it as an :class:`~streamdsl.backend.folder.OutputFolder`, through which the
+    build writes only what its manifest says is streamdsl's."""
+    from .backend.folder import OutputFolder
+
+    folder = OutputFolder(out, force, what="-o")
+    folder.check()
+    return folder
 
 
-def check_output(out: Path, force: bool) -> None:
-    """Refuse to write into a file, or into a folder holding files streamdsl did not write (unless --force)."""
-    if out.exists() and not out.is_dir():
-        raise CLIError(f"'{out}' is a file, not a folder", hint="give -o a new or empty folder")
-    if not out.is_dir() or force:
-        return
-    ours = _owned(out) | {OWNED, "include"}
-    foreign = sorted(p.name for p in out.iterdir() if p.name not in ours)
-    if foreign:
-        raise CLIError(f"'{out}' holds files streamdsl did not write: {', '.join(foreign[:5])}"
-                       + (" ..." if len(foreign) > 5 else ""),
-                       hint="choose a new or empty folder, or pass --force to write there anyway "
-                            "(streamdsl's own files are replaced, the others are left alone)")
+def owned(folder: Path) -> set[str]:
+    """What the folder's manifest says streamdsl wrote there (relative paths)."""
+    from .backend.folder import OutputFolder
+
+    return OutputFolder(folder).owned()
 
 
-def _claim(folder: Path, names) -> None:
-    """Record ``names`` as streamdsl's in the folder's manifest, so a rebuild may replace them."""
-    m = folder / OWNED
-    m.write_text("\n".join(sorted(_owned(folder) | set(names))) + "\n")
+def owned_sources(folder: Path) -> list[str]:
+    """The project files streamdsl wrote at the top of ``folder`` (not include/ or data/): what csim compiles."""
+    return sorted(n for n in owned(folder) if "/" not in n and n not in ("include", "data"))
 
 
-def _version() -> str:
-    from . import __version__
+def inside(folder: Path, rel, what: str, rebuild: str) -> Path:
+    """``folder / rel`` for a path ``streamdsl.json`` names: only plain names inside the folder, never a link out."""
+    from .backend.folder import plain_parts
 
-    return __version__
+    parts = plain_parts(rel)
+    path = folder.joinpath(*parts) if parts else None
+    if path is None or not path.resolve().is_relative_to(folder.resolve()):
+        raise CLIError(f"'{folder / PROJECT}' names {what} {rel!r}, which is not a file inside the folder",
+                       Loc(str(folder / PROJECT), 1),
+                       hint="csim reads only the folder's own files; " + rebuild)
+    return path
 
 
-def _write_json(path: Path, data: dict) -> None:
-    path.write_text(json.dumps(data, indent=1) + "\n")
+def json_text(data: dict) -> str:
+    return json.dumps(data, indent=1) + "\n"
+
+
+def _npy(v) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(v))
+    return buf.getvalue()
 
 
 def read_project(folder: Path) -> dict:
@@ -346,12 +359,13 @@ def _source_loc(prj: dict) -> Loc | None:
     return Loc(prj["source"], prj["line"], prj.get("col", 0)) if prj.get("source") and prj.get("line") else None
 
 
-def _check_board(board: str) -> tuple[str, float]:
-    from .backend.hls.project import BOARDS
+def check_board(name):
+    """The Board a --board (or a project's board) names; any other name is the one unknown-board error."""
+    from .boards import BOARDS, Board, board
 
-    if board not in BOARDS:
-        raise CLIError(f"unknown board {board!r}", hint=f"known boards: {', '.join(BOARDS)}")
-    return BOARDS[board]
+    if isinstance(name, Board) or (isinstance(name, str) and name.lower() in BOARDS):
+        return board(name)
+    raise CLIError(f"unknown board {name!r}", hint=f"known boards: {', '.join(BOARDS)}")
 
 
 # ---------------------------------------------------------------------------------- commands
@@ -374,32 +388,33 @@ def cmd_sim(args) -> int:
 
 def cmd_build(args) -> int:
     d = _design(args.target)
-    _check_board(args.board)
+    check_board(args.board)
     out = Path(args.output)
-    check_output(out, args.force)
+    folder = check_output(out, args.force)
     k = d.ir
     values = read_inputs(args.inputs, k, d.loc) if args.inputs is not None else random_inputs(k, args.seed)
     s = d.schedule()
     prj = s.build(args.target_kind, output=out, board=args.board, overwrite=args.force)
-    inputs = []
+    inputs, extra = [], {}
     for p, v in zip(k.params, values):
-        np.save(out / "data" / f"{p.name}.npy", np.asarray(v))
-        inputs.append(dict(param=p.name, type=str(p.type), file=f"data/{p.name}.npy"))
-    (out / IR_FILE).write_text(str(k) + "\n")
+        rel = f"data/{p.name}.npy"
+        extra[rel] = _npy(v)
+        inputs.append(dict(param=p.name, type=str(p.type), file=rel))
     path, name = _split(args.target)
     loc = d.loc
-    _write_json(out / PROJECT, dict(
+    extra[IR_FILE] = str(k) + "\n"
+    extra[PROJECT] = json_text(dict(
         format=FORMAT, kind=d.kind, source=str(path.resolve()), name=name, line=loc.line if loc else None,
         col=loc.col if loc else 0, board=args.board, top=k.name, ir=IR_FILE, files=sorted(prj.files),
         inputs=inputs, inputs_from=("--inputs " + " ".join(args.inputs)) if args.inputs is not None
-        else f"random (seed {args.seed})", results=[str(t) for t in k.results], version=_version()))
-    _claim(out, [PROJECT, IR_FILE])
+        else f"random (seed {args.seed})", results=[str(t) for t in k.results], version=__version__))
+    folder.write(extra)
     print(f"wrote {prj}")
     print(f"C-simulate it with: streamdsl csim {out}")
     return 0
 
 
-def _compare(got, want, rtol: float, atol: float) -> tuple[float, list[str]]:
+def compare(got, want, rtol: float, atol: float) -> tuple[float, list[str]]:
     """Max |error| over all results, and what differs (empty: they match)."""
     got = got if isinstance(got, tuple) else (got,)
     want = want if isinstance(want, tuple) else (want,)
@@ -425,10 +440,15 @@ def _compare(got, want, rtol: float, atol: float) -> tuple[float, list[str]]:
     return worst, bad
 
 
-def _project_files(folder: Path, names, rebuild: str) -> dict[str, str]:
+def project_files(folder: Path, names, rebuild: str) -> dict[str, str]:
     files = {}
+    if not isinstance(names, list):
+        raise CLIError(f"'{folder / PROJECT}' lists no project files", Loc(str(folder / PROJECT), 1), hint=rebuild)
     for n in names:
-        f = folder / n
+        f = inside(folder, n, "the project file", rebuild)
+        if "/" in n:
+            raise CLIError(f"'{folder / PROJECT}' names the project file {n!r}, which is not a plain file name",
+                           Loc(str(folder / PROJECT), 1), hint="csim compiles only the folder's own files; " + rebuild)
         if not f.is_file():
             raise CLIError(f"'{f}' is missing from the project", hint=rebuild)
         files[n] = f.read_text()
@@ -442,17 +462,19 @@ def cmd_csim(args) -> int:
 
     folder = Path(args.dir)
     prj = read_project(folder)
-    if prj.get("kind") == "llm":
-        return _csim_llm(folder, prj, args)
+    ext = project_kind(prj.get("kind"))
+    if ext is not None:
+        return ext.csim(folder, prj, args)
     rebuild = f"rebuild it: streamdsl build {prj.get('source', 'FILE.py')}:{prj.get('name', 'NAME')} -o {folder}"
     loc = _source_loc(prj)
     try:
-        k = parse_ir((folder / prj["ir"]).read_text())
-        part, clock = _check_board(prj["board"])
-        files = _project_files(folder, prj["files"], rebuild)
+        k = parse_ir(inside(folder, prj["ir"], "the IR file", rebuild).read_text())
+        b = check_board(prj["board"])
+        part, clock = b.part, b.clock_mhz
+        files = project_files(folder, prj["files"], rebuild)
         inputs = []
         for item in prj["inputs"]:
-            f = folder / item["file"]
+            f = inside(folder, item["file"], "the testbench input", rebuild)
             if not f.is_file():
                 raise CLIError(f"testbench input '{f}' is missing", hint=rebuild)
             a = np.load(f, allow_pickle=False)
@@ -467,7 +489,7 @@ def cmd_csim(args) -> int:
         if err.loc is None or not Path(err.loc.file).is_file():  # a C-sim error, a deadlock: the design's line
             err.loc = loc
         raise
-    worst, bad = _compare(got, want, args.rtol, args.atol)
+    worst, bad = compare(got, want, args.rtol, args.atol)
     if bad:
         raise MismatchError(f"{k.name} in {folder}: the C-simulation differs from the reference simulator: "
                             + "; ".join(bad), loc, hint="the C++ in the folder may have been edited, or this is "
@@ -475,81 +497,6 @@ def cmd_csim(args) -> int:
     n = len(k.results)
     print(f"PASS {k.name} ({prj['kind']} on {prj['board']}): C-simulation of {folder} matches the reference "
           f"simulator on {len(inputs)} input(s), {n} result(s); max |error| {worst:.3g}")
-    return 0
-
-
-def _llm_model(prj: dict, folder: Path | None):
-    from .library.llm.config import preset, tiny
-    from .library.llm.models import model
-
-    config = tiny(prj["family"]) if prj["config"] == "tiny" else preset(FULL_MODELS[prj["family"]])
-    m = model(config, max_len=prj["max_len"], quant=prj["quant"])
-    if folder is not None:
-        from .library.llm.hls_build import load_weights
-
-        m.load(load_weights(folder / "weights", config))
-    return m
-
-
-def _layer_args(m, i: int, t: int, pos: int, rng) -> list:
-    """Layer ``i``'s arguments for ``t`` new tokens after ``pos`` cached ones, as :meth:`LLM.prefill` passes them."""
-    from .library.llm.numpy_model import rope_inv_freq, rope_tables
-
-    c = m.config
-    x = rng.standard_normal((t, c.hidden)).astype(np.float32)
-    kc, vc = (rng.standard_normal((c.kv_heads, m.max_len, c.head_dim)).astype(np.float32) for _ in range(2))
-    args = [x] + m.layer_args(i) + [kc, vc]
-    if c.rope_theta is not None:
-        cos, sin = rope_tables(rope_inv_freq(c, c.layer_theta(i)), np.arange(pos, pos + t))
-        args += [np.ascontiguousarray(cos, np.float32), np.ascontiguousarray(sin, np.float32)]
-    return args + [np.int32(pos), np.int32(pos + t)]
-
-
-def _csim_llm(folder: Path, prj: dict, args) -> int:
-    from .backend.hls.project import DataflowProject
-    from .progress import bar
-
-    rebuild = f"rebuild it: streamdsl llm build {prj.get('family', 'FAMILY')} -o {folder}"
-    if prj.get("config") != "tiny":
-        raise CLIError(f"'{folder}' is a full-size {prj.get('family')} project, written without weights: its layer "
-                       "kernels cannot be C-simulated from the folder (no weight files to feed them)",
-                       hint=f"C-simulate a tiny build: streamdsl llm build {prj.get('family')} --config tiny -o DIR; "
-                            "streamdsl csim DIR")
-    try:
-        accel = json.loads((folder / "project.json").read_text())
-        variants = accel["variants"]
-        part, clock = _check_board(prj["board"])
-    except (KeyError, TypeError, OSError, ValueError) as err:
-        raise CLIError(f"'{folder / 'project.json'}' is missing or damaged ({type(err).__name__}: {err})",
-                       hint=rebuild) from None
-    m = _llm_model(prj, folder)
-    c = m.config
-    rng = np.random.default_rng(args.seed)
-    worst = 0.0
-    for v in bar(variants, desc="csim layers", unit="layer"):
-        t, kind = int(v["t"]), v["kind"]
-        layer = c.layer_types.index(kind)
-        g = m.schedule(t, kind)
-        ir = g.graph.ir
-        names = [a["name"] for a in v["args"]][:len(ir.params)]
-        if names != [p.name for p in ir.params]:
-            raise CLIError(f"'{folder / v['folder']}' takes ({', '.join(names)}), this streamdsl's layer takes "
-                           f"({', '.join(p.name for p in ir.params)})", hint=rebuild)
-        sub = folder / v["folder"]
-        files = _project_files(sub, sorted(_owned(sub) - {"include", "data"}), rebuild)
-        pos = min(3, m.max_len - t)  # a few cached tokens, so attention reads the cache
-        inputs = _layer_args(m, layer, t, pos, rng)
-        want = m.layer(t, kind).function(*inputs)
-        got = DataflowProject(ir, files, sub, prj["board"], part, clock, schedule=g).csim(*inputs)  # rows stored in place
-        err, bad = _compare(got, want, args.rtol, args.atol)
-        if bad:
-            raise MismatchError(f"{v['kernel']} in {sub}: the C-simulation differs from the reference simulator: "
-                                + "; ".join(bad), hint="this is a streamdsl bug; please report it with the folder")
-        worst = max(worst, err)
-        print(f"PASS {v['kernel']} (layer {layer}, {t} token(s) after {pos}): max |error| {err:.3g}")
-    print(f"PASS {prj['family']} ({len(variants)} layer kernel(s) on {prj['board']}): C-simulation of {folder} "
-          f"matches the reference simulator; max |error| {worst:.3g}. The embedding, final norm and LM head run on "
-          "the host CPU (host/host.cpp, XRT) and are not C-simulated here")
     return 0
 
 
@@ -562,9 +509,9 @@ def _report_target(args):
     folder = Path(t)
     prj = read_project(folder)
     board = args.board or prj.get("board", "u55c")
-    if prj.get("kind") == "llm":
-        m = _llm_model(prj, None)
-        return m.schedule(1, m.kinds()[0]), f"{m.config.name or prj['family']} decode layer", board
+    ext = project_kind(prj.get("kind"))
+    if ext is not None:
+        return (*ext.report_design(folder, prj), board)
     src = Path(prj["source"])
     if not src.is_file():
         raise CLIError(f"the design of '{folder}' came from {src}, which no longer exists",
@@ -577,7 +524,7 @@ def cmd_report(args) -> int:
     from .dfg.dfschedule import DataflowSchedule
 
     target, name, board = _report_target(args)
-    board = board or "u55c"
+    board = check_board(board or "u55c")
     if isinstance(target, DataflowSchedule):
         from .perf import model_design
 
@@ -585,8 +532,7 @@ def cmd_report(args) -> int:
     else:
         from .cost.model import estimate
 
-        part, clock = _check_board(board)
-        print(estimate(target.ir, board, clock))
+        print(estimate(target.ir, board))
     if args.output:
         out = Path(args.output)
         if out.exists() and not out.is_dir():
@@ -599,54 +545,39 @@ def cmd_report(args) -> int:
 
 
 def cmd_explore(args) -> int:
-    from .perf import explore
+    from .api import explore
 
+    board = check_board(args.board)
     d = _design(args.target)
     if d.kind != "dataflow":
         raise CLIError(f"{args.target} is a kernel; explore takes a dataflow or its schedule", d.loc,
                        hint="name an @sd.dataflow function or a DataflowSchedule (g = sd.schedule(fn))")
-    ex = explore(d.schedule(), args.board, args.budget)
-    print(ex.table())
-    print(ex.report())
+    ex = explore(d.schedule(), board, args.budget)
+    print(ex.report())  # the table of the designs tried, then the best one's model
     return 0
 
 
-def cmd_llm_build(args) -> int:
-    from .library.llm.weights import random_weights
-
-    out = Path(args.output)
-    check_output(out, args.force)
-    prj = dict(format=FORMAT, kind="llm", family=args.family, config=args.config, quant=args.quant,
-               max_len=args.max_len, prefill_len=min(args.prefill_len, args.max_len), board=args.board)
-    m = _llm_model(prj, None)
-    prj["max_len"] = m.max_len  # GPT-2's learned positions may cap it
-    prj["prefill_len"] = min(prj["prefill_len"], m.max_len)
-    if args.config == "tiny":
-        m.load(random_weights(m.config, seed=0))  # full-size projects are built without weights
-    accel = m.build("hls", output=out, prefill_len=prj["prefill_len"], board=args.board, overwrite=args.force)
-    prj.update(model=m.config.name or args.family, version=_version())
-    _write_json(out / PROJECT, prj)
-    _claim(out, [PROJECT])
-    print(f"wrote {accel}")
-    if args.config == "tiny":
-        print(f"C-simulate its layers with: streamdsl csim {out}")
-    return 0
+# ----------------------------------------------------------------------------------- extensions
+COMMANDS = "streamdsl.commands"  # entry points: add_commands(subparsers, command, common) adds subcommands
+PROJECT_KINDS = "streamdsl.project_kinds"  # entry points: an object with csim(folder, prj, args) and report_design
 
 
-def cmd_llm_generate(args) -> int:
-    from .library.llm.gguf_loader import load_smollm2
-    from .library.llm.models import llama
+def _entry_points(group: str):
+    from importlib.metadata import entry_points
 
-    config, weights, tokenizer = load_smollm2()
-    ids = tokenizer(args.prompt).input_ids
-    m = llama(config, max_len=len(ids) + args.max_new_tokens).load(weights)
-    new = m.generate(ids, args.max_new_tokens, backend=args.backend)
-    print(args.prompt + tokenizer.decode(new))
-    return 0
+    return sorted(entry_points(group=group), key=lambda ep: ep.name)
+
+
+def project_kind(kind):
+    """The extension that handles project folders of ``kind`` (``streamdsl.json``'s "kind"), or None."""
+    for ep in _entry_points(PROJECT_KINDS):
+        if ep.name == kind:
+            return ep.load()
+    return None
 
 
 # ------------------------------------------------------------------------------------ parser
-def _positive(text: str) -> int:
+def positive(text: str) -> int:
     try:
         n = int(text)
     except ValueError:
@@ -687,44 +618,29 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("-f", "--force", "--overwrite", dest="force", action="store_true",
                    help="write into a folder that holds files streamdsl did not write")
 
-    c = command(sub, "csim", "compile a built project's C++ with g++, run it, compare with the reference simulator",
+    c = command(sub, "csim", "compile the C++ in a built project folder with g++ and run it (it runs the folder's "
+                             "code: C-simulate only folders you trust), then compare with the reference simulator",
                 cmd_csim)
-    c.add_argument("dir", metavar="DIR", help="a folder `streamdsl build` or `streamdsl llm build` wrote")
+    c.add_argument("dir", metavar="DIR", help="a folder `streamdsl build` or `streamdsl llm build` wrote; only the "
+                                              "plain file names its streamdsl.json lists inside it are read")
     c.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance for float results (default 1e-5)")
     c.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance for float results (default 1e-6)")
     c.add_argument("--seed", type=int, default=0, help="seed of an LLM layer's random activations and cache")
 
     r = command(sub, "report", "model a design on a board (latency, resources); -o writes report.html", cmd_report)
     r.add_argument("target", metavar="DIR|FILE.py:NAME",
-                   help="a built project folder, or a kernel, dataflow (built as one region) or schedule")
+                   help="a built project folder (its design is modeled again: the FILE.py its streamdsl.json "
+                        "names is run), or a kernel, dataflow (built as one region) or schedule")
     r.add_argument("--board", default=None, help="u55c, u280 or vck190 (default: the project's board, else u55c)")
     r.add_argument("-o", "--output", metavar="OUT_DIR", help="also write the HTML report into OUT_DIR")
 
     x = command(sub, "explore", "explore tiling, fusion and resources of a dataflow design", cmd_explore)
     x.add_argument("target", metavar="FILE.py:NAME")
     x.add_argument("--board", default="u55c", help="u55c, u280 or vck190")
-    x.add_argument("--budget", type=_positive, default=None, help="overall unroll budget (default: fill the board)")
+    x.add_argument("--budget", type=positive, default=None, help="overall unroll budget (default: fill the board)")
 
-    llm_p = sub.add_parser("llm", help="LLM accelerators from the library", description="LLM accelerators from the library",
-                           parents=[common])
-    llm = llm_p.add_subparsers(dest="llm_command", required=True, metavar="COMMAND")
-    lb = command(llm, "build", "write a whole LLM accelerator project (layer kernels, host, link config, weights)",
-                 cmd_llm_build)
-    lb.add_argument("family", choices=["gpt2", "llama", "qwen2", "gemma3"])
-    lb.add_argument("--config", choices=["tiny", "full"], default="tiny",
-                    help="tiny (random weights written; csim works) or the full-size model (no weights)")
-    lb.add_argument("--quant", choices=["fp32", "w8a8", "w4a8"], default="fp32")
-    lb.add_argument("--max-len", type=_positive, default=64, help="KV cache positions")
-    lb.add_argument("--prefill-len", type=_positive, default=16, help="tokens the prefill kernel takes at once")
-    lb.add_argument("--board", default="u55c", choices=["u55c", "u280"], help="an HBM board (default u55c)")
-    lb.add_argument("-o", "--output", required=True, metavar="DIR")
-    lb.add_argument("-f", "--force", "--overwrite", dest="force", action="store_true",
-                    help="write into a folder that holds files streamdsl did not write")
-    lg = command(llm, "generate", "greedy generation with SmolLM2-135M on the accelerator", cmd_llm_generate)
-    lg.add_argument("model", choices=["smollm2"])
-    lg.add_argument("prompt")
-    lg.add_argument("--max-new-tokens", type=_positive, default=8)
-    lg.add_argument("--backend", choices=["sim", "csim"], default="sim")
+    for ep in _entry_points(COMMANDS):  # subcommands of installed extensions (the LLM library's `llm`)
+        ep.load()(sub, command, common)
     return p
 
 
@@ -764,6 +680,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         set_quiet(None)
+
+
+__all__ = ["CLIError", "FORMAT", "MismatchError", "PROJECT", "check_board", "check_output", "compare", "inside",
+           "json_text", "main", "owned", "owned_sources", "parser", "positive", "project_files", "read_project"]
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _PKG_DIR = str(Path(__file__).resolve().parent)
+BOUNDARY = "<streamdsl>"  # the file name of the one frame a user's traceback keeps for a call into streamdsl
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,7 @@ def _internal_dirs() -> tuple[str, ...]:
 
 def _internal(frame) -> bool:
     file = frame.f_code.co_filename
-    if file.startswith("<frozen"):
+    if file.startswith("<frozen") or file == BOUNDARY:
         return True
     if file == "<string>" and frame.f_code.co_name != "<module>":
         return True  # a method dataclasses generated (``__init__`` of a library object); ``python -c`` is the user's
@@ -168,7 +169,7 @@ def _strip_internal(tb):
     what they call, such as ``ast.NodeVisitor.visit``), so it is dropped too.
     """
     frames = []
-    while tb is not None and not tb.tb_frame.f_code.co_filename.startswith(_PKG_DIR):
+    while tb is not None and not tb.tb_frame.f_code.co_filename.startswith((_PKG_DIR, BOUNDARY)):
         frames.append(tb)
         tb = tb.tb_next
     head = None
@@ -178,22 +179,43 @@ def _strip_internal(tb):
     return head
 
 
+def _surfaced(err: StreamDSLError, tb) -> StreamDSLError:
+    err.__cause__ = None
+    err.__context__ = None
+    err.__suppress_context__ = True
+    return err.with_traceback(_strip_internal(tb))
+
+
+# The boundary is compiled under the file name BOUNDARY, not this file's: the frame an exception keeps for the
+# function it leaves is then a line "File "<streamdsl>", in split" after the user's own frames, and not a
+# frame of streamdsl's source (IPython and pytest hide it altogether: __tracebackhide__).
+_BOUNDARY_SRC = """
+def wrapper(*args, **kwargs):
+    __tracebackhide__ = True
+    try:
+        return fn(*args, **kwargs)
+    except StreamDSLError as err:
+        if os.environ.get("STREAMDSL_TRACEBACK") == "1":
+            raise
+        raise _surfaced(err, sys.exc_info()[2]) from None
+"""
+_BOUNDARY_CODE = compile(_BOUNDARY_SRC, BOUNDARY, "exec")
+
+
 def user_facing(fn):
     """Decorate a public entry point so StreamDSLErrors surface without our frames."""
+    scope = {"fn": fn, "StreamDSLError": StreamDSLError, "_surfaced": _surfaced, "os": os, "sys": sys}
+    exec(_BOUNDARY_CODE, scope)
+    return functools.wraps(fn)(scope["wrapper"])
 
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except StreamDSLError as err:
-            if os.environ.get("STREAMDSL_TRACEBACK") == "1":
-                raise
-            err.__cause__ = None
-            err.__context__ = None
-            err.__suppress_context__ = True
-            raise err.with_traceback(_strip_internal(sys.exc_info()[2])) from None
 
-    return wrapper
+def user_facing_methods(cls):
+    """Wrap every public method of ``cls`` in :func:`user_facing` (a schedule's primitives, a graph's methods), so
+    an error a user catches from one carries no streamdsl frames."""
+    for name, attr in list(vars(cls).items()):
+        if not name.startswith("_") and callable(attr) and not isinstance(attr, (staticmethod, classmethod, type)):
+            setattr(cls, name, user_facing(attr))
+    return cls
 
 
 def _locate_at(err: StreamDSLError, tb) -> None:
@@ -224,3 +246,9 @@ def install_excepthook() -> None:
     if getattr(sys.excepthook, "__name__", "") != "_excepthook":
         sys.excepthook = functools.partial(_excepthook, _previous=sys.excepthook)
         sys.excepthook.__name__ = "_excepthook"  # type: ignore[attr-defined]
+
+
+__all__ = [
+    "IRParseError", "IRVerifyError", "KernelSyntaxError", "KernelTypeError", "Loc", "ScheduleError", "ShapeError",
+    "StreamDSLError", "caller_loc", "install_excepthook", "user_facing",
+]

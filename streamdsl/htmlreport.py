@@ -36,11 +36,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .compat import renamed
 from .errors import StreamDSLError, caller_loc
 
 TEMPLATES = Path(__file__).parent / "templates"
 REPORT = "report.html"
 FRAGMENT_KERNELS = 8  # kernel rows a notebook view shows
+II_AMBER = ("II in amber: above 1, the pipelined loop starts an iteration only every II cycles (its note says "
+            "why: a recurrence, memory ports, or the II asked for)")
 GRAPH_MIN_SCALE = 0.75  # a wide graph is drawn at least this large (10 pt labels stay readable) and scrolls
 
 
@@ -293,7 +296,7 @@ def _pictures(page: Page, g, perf, roof) -> None:
 def _design(page: Page, g, perf) -> None:
     """Numbers and code of a dataflow design modeled as ``perf``."""
     from .boards import RESOURCES
-    from .cost.model import BOARD_BUDGET, estimate
+    from .cost.model import estimate
 
     b, clock = perf.board, perf.clock_mhz
     page.cards += [
@@ -312,7 +315,7 @@ def _design(page: Page, g, perf) -> None:
     rows = []
     loops = []
     for n in sorted((n for n in perf.nodes.values() if n.kind == "task"), key=lambda n: -n.cycles):
-        rep = estimate(g.kernel_ir(n.name), b.name if b.name in BOARD_BUDGET else "u55c", clock)
+        rep = estimate(g.kernel_ir(n.name), b, clock)
         iis = [lp for lp in rep.loops if lp.ii is not None]
         ii = ", ".join(f"{lp.var}: {lp.ii}" for lp in iis) or "-"
         worst = max((lp.ii for lp in iis), default=1)
@@ -329,8 +332,8 @@ def _design(page: Page, g, perf) -> None:
     page.kernels = Table(["kernel task", "region", "SLR", "cycles", "time", "II (pipelined loops)", "stall",
                           "DSP", "LUT", "BRAM18K", "URAM"], rows, "lrrrrlrrrrr",
                          caption="cycles: streamdsl.cost.model.estimate of the scheduled IR (bar: share of the "
-                         "end-to-end latency); stall: cycles the task waited in the token simulator")
-    page.loops = Table(["task", "loop", "trips", "cycles", "II", "depth", "note"], loops, "llrrrrl")
+                         "end-to-end latency); stall: cycles the task waited in the token simulator; " + II_AMBER)
+    page.loops = Table(["task", "loop", "trips", "cycles", "II", "depth", "note"], loops, "llrrrrl", caption=II_AMBER)
     cap = b.slrs
     res_rows = [[Cell(f"SLR{s}"), *(_res_cell(use[r], cap[s][r]) for r in RESOURCES)]
                 for s, use in enumerate(perf.slr_use)]
@@ -359,33 +362,38 @@ def _design(page: Page, g, perf) -> None:
 
 def _dataflow_code(page: Page, g) -> None:
     name = g.graph.ir.name
-    files = g.build("hls").files  # text only: nothing is written
-    for fname in (f"{name}.cpp", f"{name}.h", f"tb_{name}.cpp", "run_hls.tcl"):
-        if fname in files:
-            lang = "cpp" if fname.endswith((".cpp", ".h")) else "text"
-            page.code.append(Code(f"code-{_slug(fname)}", fname, files[fname], lang, open=fname == f"{name}.cpp"))
+    _project_code(page, g.build("hls"))  # text only: nothing is written
     page.ir.append(Code("ir-dataflow", f"dataflow {name}", str(g.graph.ir), "ir"))
     for t in g.graph.tasks:
         page.ir.append(Code(f"ir-{_slug(t)}", f"task {t}", str(g.kernel_ir(t)), "ir"))
-    page.traces.append(Code("trace-dataflow", "dataflow schedule trace", "\n".join(g.trace), "py", open=True))
+    page.traces.append(Code("trace-dataflow", "dataflow schedule trace", str(g.trace), "py", open=True))
     for t, s in getattr(g, "_schedules", {}).items():
         if s.trace.steps:
             page.traces.append(Code(f"trace-{_slug(t)}", f"kernel schedule of {t}", str(s.trace), "py"))
     page.printed.append(Code("printed", "print(g): the design as it would be built", str(g), "text"))
 
 
+def _project_code(page: Page, prj) -> None:
+    """The project's C++ (its files are named after the top function's C++ name) and tcl script."""
+    top = prj.top
+    for fname in (f"{top}.cpp", f"{top}.h", f"tb_{top}.cpp", "run_hls.tcl"):
+        if fname in prj.files:
+            page.code.append(Code(f"code-{_slug(fname)}", fname, prj.files[fname],
+                                  "cpp" if fname.endswith((".cpp", ".h")) else "text", open=fname == f"{top}.cpp"))
+
+
 def _slug(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", s)
 
 
-def _kernel(page: Page, s, board: str) -> None:
+def _kernel(page: Page, s, board) -> None:
     """A single kernel (``s``: its Schedule, or None for an unscheduled kernel IR ``k``)."""
     from .backend.hls import build
     from .boards import RESOURCES
-    from .cost.model import BOARD_BUDGET, estimate
+    from .cost.model import estimate
 
     k = s.ir
-    rep = estimate(k, board if board in BOARD_BUDGET else "u55c")
+    rep = estimate(k, board)
     page.cards += [("latency", f"{_num(rep.cycles)} cycles", f"{_us(rep.cycles, rep.clock_mhz)} at {rep.clock_mhz:g} MHz "
                     "(cost model)"),
                    ("loops", str(len(rep.loops)), "pipelined: " + (", ".join(lp.var for lp in rep.loops
@@ -394,15 +402,11 @@ def _kernel(page: Page, s, board: str) -> None:
                        [[Cell(lp.var), Cell(_num(lp.trips)), Cell(_num(lp.cycles), _pct(lp.cycles, rep.cycles)),
                          Cell("-" if lp.ii is None else str(lp.ii), cls="warn" if (lp.ii or 1) > 1 else ""),
                          Cell("-" if lp.depth is None else str(lp.depth)), Cell(lp.note)] for lp in rep.loops], "lrrrrl",
-                       caption="streamdsl.cost.model.estimate of the scheduled IR")
+                       caption="streamdsl.cost.model.estimate of the scheduled IR; " + II_AMBER)
     page.resources = Table(["", *("BRAM18K" if r == "bram" else r.upper() for r in RESOURCES)],
                            [[Cell(rep.board), *(_res_cell(rep.resources.get(r, 0), rep.budget[r]) for r in RESOURCES)]],
                            caption="the kernel alone against the whole board (cost model)")
-    files = build(k, board=board if board in BOARD_BUDGET else "u55c").files
-    for fname in (f"{k.name}.cpp", f"{k.name}.h", f"tb_{k.name}.cpp", "run_hls.tcl"):
-        if fname in files:
-            page.code.append(Code(f"code-{_slug(fname)}", fname, files[fname],
-                                  "cpp" if fname.endswith((".cpp", ".h")) else "text", open=fname == f"{k.name}.cpp"))
+    _project_code(page, build(k, board=board))
     page.ir.append(Code("ir-kernel", f"kernel {k.name}", str(k), "ir", open=True))
     page.traces.append(Code("trace-kernel", "schedule trace", str(s.trace), "py", open=True))
     page.assumptions.append(("cost model", ["op latencies at 250 MHz scaled by the clock, loop control 1 "
@@ -493,17 +497,15 @@ def _resolve(target, board: str, loc):
                       "function, a kernel Schedule, a DesignPerf (model_design), an sd.explore result or llm_perf(...)")
 
 
-def build_page(target, *, board: str = "u55c", title: str | None = None, llm=None, loc=None) -> Page:
+def build_page(target, *, board="u55c", title: str | None = None, llm=None, loc=None) -> Page:
     """The report's content (see the module docstring); ``llm``: an ``llm_perf`` result to show beside a layer."""
-    from . import __version__
+    from ._version import __version__
     from .boards import BoardError, board as get_board
     from .perf.model import model_design
 
     loc = loc or caller_loc()
-    if not isinstance(board, str):
-        raise ReportError(f"board must be a board name, got {type(board).__name__}", loc, hint='board="u55c"')
     try:
-        get_board(board)
+        board = get_board(board)
     except BoardError as err:
         raise ReportError(err.message, loc, hint=err.hint) from None
     if title is not None and not isinstance(title, str):
@@ -515,7 +517,7 @@ def build_page(target, *, board: str = "u55c", title: str | None = None, llm=Non
     page = Page(title="", version=__version__)
     if kind == "kernel":
         page.title = title or f"kernel {ks.ir.name}"
-        page.subtitle = f"one kernel on {board} (cost model estimates from the scheduled IR, not a Vitis report)"
+        page.subtitle = f"one kernel on {board.name} (cost model estimates from the scheduled IR, not a Vitis report)"
         _kernel(page, ks, board)
         return page
     if perf is None:
@@ -552,20 +554,23 @@ def render(page: Page) -> str:
     return _env().get_template("report.html.j2").render(page=page)
 
 
-def report_html(target, *, board: str = "u55c", title: str | None = None, llm=None) -> str:
+def report_html(target, *, board="u55c", title: str | None = None, llm=None) -> str:
     """The report page of ``target`` as HTML text (see :func:`write_report`)."""
     return render(build_page(target, board=board, title=title, llm=llm, loc=caller_loc()))
 
 
-def write_report(target, out_dir, *, board: str = "u55c", title: str | None = None, quiet: bool = False,
+@renamed(target="design")
+def write_report(design, out_dir, *, board="u55c", title: str | None = None, quiet: bool = True,
                  llm=None) -> Path:
-    """Write ``out_dir/report.html`` for ``target`` and return its path.
+    """Write ``out_dir/report.html`` for ``design`` and return its path (nothing is printed).
 
     ``board`` is the board a design is modeled on (a DesignPerf, an exploration
     or an LLM result carries its own).  ``llm``: an ``llm_perf`` result whose
     LLM-level numbers go beside a layer design.  Only ``report.html`` is
-    written: the rest of ``out_dir`` is left as it is.
+    written: the rest of ``out_dir`` is left as it is.  ``quiet`` is accepted for
+    old callers and has no effect.
     """
+    target = design
     loc = caller_loc()
     if not isinstance(out_dir, (str, Path)) or str(out_dir) == "":
         raise ReportError(f"out_dir must be a folder path, got {out_dir!r}", loc, hint='write_report(g, "report")')
@@ -579,12 +584,17 @@ def write_report(target, out_dir, *, board: str = "u55c", title: str | None = No
     out.mkdir(parents=True, exist_ok=True)
     path = out / REPORT
     path.write_text(text, encoding="utf-8")
-    if not quiet:
-        print(f"wrote {path}")
     return path
 
 
 # ------------------------------------------------------------------ notebooks
+def present(obj) -> str:
+    """The ``_repr_html_`` of anything the lower parts hand up (registered as ``present``/``html``)."""
+    if _is_llm_perf(obj) or _is_exploration(obj) or _is_design_perf(obj):
+        return perf_html(obj)
+    return notebook_html(obj)
+
+
 def notebook_html(obj) -> str:
     """The ``_repr_html_`` of a dataflow object: its printed form and, when Graphviz is there, its graph."""
     from .dfg.dfschedule import DataflowSchedule

@@ -7,6 +7,8 @@
     for i in bar(range(layers), desc="prefill", unit="layer"):   # an iterable
         ...
     r = run([cxx, *flags], desc="g++ gemm")   # a subprocess, its bar ticking the elapsed time
+    with waiting("building the tokenizer"):   # a long call of someone else's, the elapsed time ticking
+        ...
 
 When bars show (the first rule that applies wins):
 
@@ -24,9 +26,11 @@ step.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+import threading
 import time
 
 _quiet: bool | None = None  # set by set_quiet (the command line's --quiet)
@@ -136,4 +140,28 @@ def run(cmd: list[str], *, desc: str, timeout: float | None = None, quiet: bool 
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-__all__ = ["bar", "enabled", "run", "set_quiet"]
+@contextlib.contextmanager
+def waiting(desc: str, *, quiet: bool | None = None, tick: float = 0.2):
+    """A bar ticking the elapsed time while the block runs (a long call that reports no progress of its own)."""
+    if not enabled(quiet):
+        yield
+        return
+    from tqdm import tqdm
+
+    done = threading.Event()
+    with tqdm(total=None, desc=desc, file=sys.stderr, leave=None, dynamic_ncols=True,
+              bar_format="{desc}: {elapsed}") as b:
+        def tick_until_done() -> None:
+            while not done.wait(tick):
+                b.refresh()
+
+        ticker = threading.Thread(target=tick_until_done, daemon=True)
+        ticker.start()
+        try:
+            yield
+        finally:
+            done.set()
+            ticker.join()
+
+
+__all__ = ["bar", "enabled", "run", "set_quiet", "waiting"]

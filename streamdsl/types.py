@@ -36,6 +36,13 @@ from dataclasses import dataclass
 import numpy as np
 
 
+def _located(cls, message: str, hint: str):
+    """A type error at the user's line (``f32[0]`` written in a script, an annotation, a notebook cell)."""
+    from .errors import caller_loc
+
+    return cls(message, caller_loc(), hint=hint)
+
+
 class DType:
     """Base class of scalar types."""
 
@@ -53,10 +60,8 @@ class DType:
             if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or d <= 0:
                 from .errors import ShapeError
 
-                raise ShapeError(
-                    f"tensor dimension must be a positive integer, got {d!r}",
-                    hint="dimensions are Python ints known when the kernel is defined",
-                ) from None
+                raise _located(ShapeError, f"tensor dimension must be a positive integer, got {d!r}",
+                               "dimensions are Python ints known when the kernel is defined") from None
             dims.append(int(d))
         return TensorType(self, tuple(dims))
 
@@ -82,10 +87,8 @@ class IntType(DType):
         if not (1 <= self.bits <= 64):
             from .errors import KernelTypeError
 
-            raise KernelTypeError(
-                f"integer width must be between 1 and 64 bits, got {self.bits}",
-                hint="use sd.Int(n) / sd.UInt(n) with 1 <= n <= 64",
-            )
+            raise _located(KernelTypeError, f"integer width must be between 1 and 64 bits, got {self.bits}",
+                           "use sd.Int(n) / sd.UInt(n) with 1 <= n <= 64")
 
     @property
     def name(self) -> str:
@@ -144,10 +147,8 @@ class FixedType(DType):
         if not (1 <= self.width <= 64) or self.int_bits > self.width:
             from .errors import KernelTypeError
 
-            raise KernelTypeError(
-                f"fixed-point type needs 1 <= width <= 64 and int_bits <= width, got ({self.width}, {self.int_bits})",
-                hint="e.g. sd.Fixed(16, 8) is ap_fixed<16, 8>",
-            )
+            raise _located(KernelTypeError, f"fixed-point type needs 1 <= width <= 64 and int_bits <= width, got "
+                           f"({self.width}, {self.int_bits})", "e.g. sd.Fixed(16, 8) is ap_fixed<16, 8>")
 
     @property
     def frac_bits(self) -> int:
@@ -189,24 +190,32 @@ class TensorType:
     __repr__ = __str__
 
 
+def _int(v, what: str) -> int:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        from .errors import KernelTypeError
+
+        raise _located(KernelTypeError, f"{what} must be an integer, got {v!r}", "e.g. sd.Int(4), sd.Fixed(16, 8)")
+    return int(v)
+
+
 def Int(bits: int) -> IntType:
     """A signed integer of ``bits`` bits (``ap_int<bits>``)."""
-    return IntType(int(bits), True)
+    return IntType(_int(bits, "an integer type's width"), True)
 
 
 def UInt(bits: int) -> IntType:
     """An unsigned integer of ``bits`` bits (``ap_uint<bits>``)."""
-    return IntType(int(bits), False)
+    return IntType(_int(bits, "an integer type's width"), False)
 
 
 def Fixed(width: int, int_bits: int) -> FixedType:
     """A signed fixed-point number (``ap_fixed<width, int_bits>``)."""
-    return FixedType(int(width), int(int_bits), True)
+    return FixedType(_int(width, "a fixed-point width"), _int(int_bits, "a fixed-point type's integer bits"), True)
 
 
 def UFixed(width: int, int_bits: int) -> FixedType:
     """An unsigned fixed-point number (``ap_ufixed<width, int_bits>``)."""
-    return FixedType(int(width), int(int_bits), False)
+    return FixedType(_int(width, "a fixed-point width"), _int(int_bits, "a fixed-point type's integer bits"), False)
 
 
 f16, bf16, f32, f64 = FloatType("f16"), FloatType("bf16"), FloatType("f32"), FloatType("f64")

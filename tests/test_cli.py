@@ -240,6 +240,59 @@ def test_csim_detects_a_mismatch_and_a_damaged_project(built, tmp_path):
     user_error(cli("csim", edited), "gemm.cpp' is missing", "streamdsl build")
 
 
+def _sha(root: Path) -> dict[str, str]:
+    import hashlib
+
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+
+OUTSIDE = "which is not a file inside the folder"
+
+
+@pytest.mark.parametrize("key,value,why", [
+    ("files", ["../outside_src.cpp", "gemm.h", "tb_gemm.cpp"], OUTSIDE), ("files", ["/etc/hostname"], OUTSIDE),
+    ("files", ["sub/gemm.cpp"], "which is not a plain file name"), ("ir", "../design.ir", OUTSIDE),
+    ("inputs", [{"param": "A", "type": "f32", "file": "../A.npy"}], OUTSIDE)])
+def test_csim_reads_only_the_folders_own_files(built, tmp_path, key, value, why):
+    """A streamdsl.json naming a path outside its folder is refused before anything is read or compiled."""
+    prj = tmp_path / "prj"
+    shutil.copytree(built / "k", prj)
+    for name in ("outside_src.cpp", "design.ir", "A.npy"):  # what the hostile names point at
+        shutil.copy(prj / ("gemm.cpp" if name.endswith(".cpp") else "design.ir" if name.endswith(".ir")
+                           else "data/A.npy"), tmp_path / name)
+    data = json.loads((prj / "streamdsl.json").read_text())
+    data[key] = value
+    (prj / "streamdsl.json").write_text(json.dumps(data))
+    before = _sha(tmp_path)
+    r = cli("csim", prj)
+    user_error(r, why, f"{prj / 'streamdsl.json'}:1")
+    assert "PASS" not in r.stdout and _sha(tmp_path) == before
+
+
+def test_csim_help_says_it_runs_the_folders_code():
+    r = cli("csim", "--help")
+    assert r.returncode == 0 and "runs the folder's code" in " ".join(r.stdout.split())
+
+
+def test_build_refuses_a_folder_of_the_users_headers_and_links(tmp_path):
+    out = tmp_path / "prj"
+    (out / "include").mkdir(parents=True)
+    (out / "include" / "ap_int.h").write_text("// mine\n")
+    before = _sha(tmp_path)
+    user_error(cli("build", EXAMPLES / "gemm.py:gemm", "-o", out), "holds files streamdsl did not write: include")
+    user_error(cli("build", EXAMPLES / "gemm.py:gemm", "-o", out, "--force"),
+               "include' exists and streamdsl did not write it")
+    assert _sha(tmp_path) == before
+    out2 = tmp_path / "prj2"
+    assert cli("build", EXAMPLES / "gemm.py:gemm", "-o", out2).returncode == 0
+    shutil.rmtree(out2 / "data")
+    (out2 / "data").symlink_to(out / "include", target_is_directory=True)  # a rebuild would write the .npy there
+    before = _sha(tmp_path)
+    user_error(cli("build", EXAMPLES / "gemm.py:gemm", "-o", out2, "--force"), "is a symbolic link")
+    assert _sha(tmp_path) == before
+
+
 def test_csim_of_a_folder_that_is_not_a_project_says_how_to_make_one(tmp_path):
     (tmp_path / "stuff.txt").write_text("x")
     user_error(run("csim", tmp_path), "is not a streamdsl project folder", "run `streamdsl build FILE.py:NAME -o DIR`")
@@ -305,6 +358,8 @@ def test_report_and_explore_model_a_dataflow_on_a_board():
     r = run("explore", EXAMPLES / "attention_dataflow.py:attention", "--budget", "64")
     assert r.returncode == 0, r.stderr
     assert "default" in r.stdout and "fits" in r.stdout
+    assert r.stdout.count("design  ") == 1, r.stdout  # the table once (it was printed twice)
+    assert max(map(len, r.stdout.splitlines())) <= 120, r.stdout  # a screen's width (rows were up to 308)
     user_error(cli("explore", EXAMPLES / "gemm.py:gemm"), "explore takes a dataflow")
     user_error(cli("report", EXAMPLES / "ffn_dataflow.py:ffn", "--board", "zcu104"), "zcu104")
 

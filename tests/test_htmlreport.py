@@ -102,6 +102,7 @@ def test_report_has_pictures_code_ir_and_trace(design, page):
     assert not any(tag == "script" for tag, _ in t)
     text = visible(page)
     assert "ffn.cpp" in text and "#pragma HLS dataflow" in text
+    assert "II in amber: above 1, the pipelined loop starts an iteration only every II cycles" in text
     assert "g.size_fifos(mode='normal')" in text and 's.pipeline(s.loop("o1"), ii=1)' in text  # both traces
     assert "kernel gelu_16x64(" in text  # a task's IR
     ids = {a["id"] for _tag, a in t if "id" in a}
@@ -232,9 +233,17 @@ def test_an_existing_folder_keeps_its_other_files(design, tmp_path):
     assert sorted(x.name for x in tmp_path.iterdir()) == ["notes.txt", "report.html"]
 
 
-def test_write_report_says_where_it_wrote(design, tmp_path, capsys):
+def test_write_report_returns_where_it_wrote_and_prints_nothing(design, tmp_path, capsys):
+    """A library call does not print: the path is the result (the CLI says what it wrote)."""
     p = write_report(design, tmp_path / "new" / "dir")
-    assert capsys.readouterr().out.strip() == f"wrote {p}"
+    assert p == tmp_path / "new" / "dir" / "report.html" and p.is_file()
+    assert capsys.readouterr().out == ""
+
+
+def test_write_reports_old_keyword_still_works_with_a_warning(design, tmp_path):
+    with pytest.warns(DeprecationWarning, match=r"write_report\(target=...\) is now write_report\(design=...\)"):
+        p = write_report(target=design, out_dir=tmp_path)
+    assert p.is_file()
 
 
 @pytest.mark.parametrize("call, message, hint", [
@@ -344,8 +353,9 @@ class DevTools:
                 self.proc.wait(timeout=10)
 
 
-def open_in_chromium(html_path: Path, shot: Path) -> dict:
-    """Load ``html_path``; returns the DOM facts, the problems and the page's outer HTML; saves a screenshot."""
+def open_in_chromium(html_path: Path, shot: Path, clip: str | None = None) -> dict:
+    """Load ``html_path``; returns the DOM facts, the problems and the page's outer HTML; saves a screenshot
+    of the window, or of the whole element ``clip`` (a CSS selector) however far down the page it reaches."""
     import base64
 
     exe = _chromium()
@@ -368,9 +378,19 @@ def open_in_chromium(html_path: Path, shot: Path) -> dict:
                                                             width: i.getBoundingClientRect().width})),
                 scripts: document.scripts.length,
                 overflowX: document.documentElement.scrollWidth > window.innerWidth,
+                pageWidth: document.documentElement.scrollWidth,
+                graphBoxWidth: (document.querySelector('#fig-graph') || {clientWidth: 0}).clientWidth,
+                graphScrollWidth: (document.querySelector('#fig-graph') || {scrollWidth: 0}).scrollWidth,
                 height: document.documentElement.scrollHeight})""")
             dom = dt.evaluate("document.documentElement.outerHTML")
-            png = dt.send("Page.captureScreenshot", format="png")["data"]
+            shot_args = {}
+            if clip is not None:
+                box = json.loads(dt.evaluate(f"""JSON.stringify((() => {{
+                    const r = document.querySelector({json.dumps(clip)}).getBoundingClientRect();
+                    return {{x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height}};
+                }})())"""))
+                shot_args = dict(clip={**box, "scale": 1}, captureBeyondViewport=True)
+            png = dt.send("Page.captureScreenshot", format="png", **shot_args)["data"]
             shot.parent.mkdir(parents=True, exist_ok=True)
             shot.write_bytes(base64.b64decode(png))
             return {"facts": json.loads(facts), "problems": dt.problems(), "dom": dom}
@@ -393,6 +413,34 @@ def test_report_opens_in_headless_chromium_without_errors(design, tmp_path):
     dom = tags(got["dom"])
     assert any(t == "svg" for t, _ in dom) and sum(t == "img" for t, _ in dom) == 2
     assert shot.stat().st_size > 20_000
+
+
+def test_an_llm_layers_graph_is_readable_at_a_screens_width(tmp_path):
+    """The decode layer of a Llama (SmolLM2's graph: a dozen kernels, 16 DMAs) at 1,400 px: the whole graph is
+    about a screen wide and drawn at least GRAPH_MIN_SCALE of its size (10 pt labels >= 10 px), and the page
+    does not scroll sideways.  The screenshot of the whole graph is tests/artifacts/report_llm_graph.png."""
+    from streamdsl.htmlreport import GRAPH_MIN_SCALE
+    from streamdsl.library.llm.config import tiny
+    from streamdsl.library.llm.models import llama
+
+    g = llama(tiny("llama"), max_len=16).schedule(1)
+    path = write_report(g, tmp_path / "report", quiet=True)
+    m = re.search(r'<svg style="[^"]*"\s+width="([\d.]+)pt" height="([\d.]+)pt"\s+viewBox="([\d. -]+)"', path.read_text())
+    assert m, "the graph is inline SVG with a viewBox"
+    view = [float(v) for v in m.group(3).split()]
+    natural = view[2] * 4 / 3  # pt -> CSS px
+    assert natural <= WINDOW[0], f"the graph is {natural:.0f} px wide"  # was 9,274 px, ranked left to right
+    shot = ARTIFACTS / "report_llm_graph.png"
+    got = open_in_chromium(path, shot, clip="#fig-graph")
+    shutil.copy(shot, tmp_path / "report_llm_graph.png")
+    assert got["problems"] == [], got["problems"]
+    f = got["facts"]
+    assert f["pageWidth"] <= WINDOW[0] and not f["overflowX"]
+    assert GRAPH_MIN_SCALE * natural <= f["svgWidth"] <= f["graphBoxWidth"], f  # legible, and all of it in view
+    assert f["graphScrollWidth"] <= f["graphBoxWidth"], f
+    png = shot.read_bytes()
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert width >= f["svgWidth"] and height >= f["svgWidth"] * view[3] / view[2]  # the whole graph is in the shot
 
 
 def test_without_chromium_the_browser_test_fails_and_says_how_to_install_it(monkeypatch):

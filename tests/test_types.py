@@ -29,3 +29,22 @@ def test_bad_width_is_a_user_error():
         sd.Int(65)
     with pytest.raises(sd.ShapeError):
         sd.f32[0]
+
+
+@pytest.mark.parametrize("make,cls,message", [
+    (lambda: sd.f32[0], sd.ShapeError, "tensor dimension must be a positive integer, got 0"),
+    (lambda: sd.f32[-3], sd.ShapeError, "got -3"),
+    (lambda: sd.f32[2.5], sd.ShapeError, "got 2.5"),
+    (lambda: sd.f32[4, True], sd.ShapeError, "got True"),
+    (lambda: sd.Int(65), sd.KernelTypeError, "between 1 and 64 bits, got 65"),
+    (lambda: sd.UInt(0), sd.KernelTypeError, "got 0"),
+    (lambda: sd.Int(2.5), sd.KernelTypeError, "must be an integer, got 2.5"),
+    (lambda: sd.Fixed(8, 12), sd.KernelTypeError, "int_bits <= width, got (8, 12)"),
+    (lambda: sd.Fixed("8", 4), sd.KernelTypeError, "must be an integer, got '8'"),
+])
+def test_type_constructors_point_at_the_users_line(make, cls, message):
+    with pytest.raises(cls, match=message.replace("(", r"\(").replace(")", r"\)")) as err:
+        make()
+    loc = err.value.loc
+    assert loc is not None and loc.file == __file__ and "lambda: sd." in open(__file__).read().splitlines()[loc.line - 1]
+    assert err.value.hint

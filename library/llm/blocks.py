@@ -18,7 +18,7 @@ Modules: :mod:`.norms`, :mod:`.linear`, :mod:`.quant`, :mod:`.rope`,
 from __future__ import annotations
 
 import streamdsl as sd
-from streamdsl.ir.nodes import Const, For, If, Load, Var, walk
+from streamdsl.ir import Const, For, If, Load, Var, walk
 
 from ._checks import BlockError, fail
 from .attention import make_attention_decode, make_attention_prefill, make_kv_append, make_softmax

@@ -23,26 +23,17 @@ from ._checks import named, sizes
 def make_embedding(t: int, vocab: int, hidden: int, scale: float | None = None):
     """``E[ids]`` (times ``scale`` if given): ids i32[t], E f32[vocab, hidden] -> f32[t, hidden]."""
     sizes("embedding", t=t, vocab=vocab, hidden=hidden)
-    if scale is not None:
-        mul = float(np.float32(scale))
-
-        @sd.kernel
-        def embedding_scaled(ids: i32[t], E: f32[vocab, hidden]) -> f32[t, hidden]:
-            Y: f32[t, hidden]
-            for i, j in sd.grid(t, hidden):
-                Y[i, j] = E[ids[i], j] * mul
-            return Y
-
-        return named(embedding_scaled, "embedding_scaled", t, vocab, hidden)
+    scaled = scale is not None
+    mul = float(np.float32(scale)) if scaled else 1.0
 
     @sd.kernel
     def embedding(ids: i32[t], E: f32[vocab, hidden]) -> f32[t, hidden]:
         Y: f32[t, hidden]
         for i, j in sd.grid(t, hidden):
-            Y[i, j] = E[ids[i], j]
+            Y[i, j] = E[ids[i], j] * mul if scaled else E[ids[i], j]  # chosen when the kernel is built
         return Y
 
-    return named(embedding, "embedding", t, vocab, hidden)
+    return named(embedding, "embedding_scaled" if scaled else "embedding", t, vocab, hidden)
 
 
 def make_gemma_embedding(t: int, vocab: int, hidden: int):

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from streamdsl.progress import bar, waiting
+
 from .config import LLMConfig, LLMError, user_loc
 from .weights import LayerWeights, ModelWeights
 
@@ -137,7 +139,7 @@ def load_gguf(path) -> tuple[LLMConfig, ModelWeights]:
 
     c, h = config, config.hidden
     layers = []
-    for i in range(c.layers):
+    for i in bar(range(c.layers), desc=f"reading {os.path.basename(str(path))}", unit="layer"):
         p = f"blk.{i}."
         layers.append(LayerWeights(
             ln1=get(p + "attn_norm.weight", (h,)), ln2=get(p + "ffn_norm.weight", (h,)),
@@ -160,7 +162,8 @@ def load_tokenizer(path):
         raise LLMError("building the GGUF tokenizer needs transformers", user_loc(),
                        hint="pip install -e '.[llm]'") from None
     path = Path(path)
-    return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    with waiting("building the tokenizer from the GGUF (transformers)"):
+        return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
 
 
 def load_smollm2(tokenizer: bool = True):

@@ -62,17 +62,30 @@ from pathlib import Path
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+import streamdsl as sd
+from streamdsl.backend import OutputFolder, comment, md_code, plain_parts
+
 from .config import FULL, SLIDING, LLMConfig, LLMError, user_loc
-from .numpy_model import rope_inv_freq, rope_tables
+from .rope import rope_inv_freq, rope_tables
 from .weights import LayerWeights, ModelWeights, QuantLinear
 
-HBM = {"u55c": (32, 512 * 2**20), "u280": (32, 256 * 2**20)}  # board -> (pseudo-channels, bytes each)
+
+
+def _hbm(board) -> tuple[int, int]:
+    """(pseudo-channels, bytes each) of the board's HBM, from its Board facts; a board without HBM is refused."""
+    b = sd.board(board)
+    mem = next((m for m in b.memories if m.kind.startswith("HBM")), None)
+    if mem is None:
+        hbm = [n for n, x in sd.BOARDS.items() if any(m.kind.startswith("HBM") for m in x.memories)]
+        raise LLMError(f"board {b.name!r} has no HBM: the accelerator streams its weights from HBM channels",
+                       user_loc(), hint=f"HBM boards: {', '.join(hbm)}")
+    return mem.channels, int(mem.capacity_gb * 2**30) // mem.channels
 KIND_TAG = {FULL: "full", SLIDING: "sliding"}
-MANIFEST = ".streamdsl-manifest"
 FORMAT = "streamdsl-weights/1"
 
 _env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), undefined=StrictUndefined,
                    keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+_env.filters.update(comment=comment, md_code=md_code)  # a model's name is the user's: escaped where it lands
 
 
 # ------------------------------------------------------------------------------------- records
@@ -203,33 +216,25 @@ def _ports(header: str, kernel: str, ir, spec) -> list[Port]:
     roles[rest[0]], roles[rest[1]] = ("kv_in", None), ("kv_in", None)
     for p in rest[2:]:
         roles[p] = ("scalar", None) if p in ("pos", "n_valid") else ("rope", None)
-    out_names = []
     ports = []
     for i, arg in enumerate(a.strip() for a in m.group(2).split(",")):
         am = _ARG.match(arg)
         if am is None:
             raise LLMError(f"cannot read argument {arg!r} of '{kernel}'", None, hint="this is a streamdsl bug")
-        const, ctype, name, dims = am.groups()
+        const, ctype, name, dims = am.groups()  # the C++ name (a parameter's Python name spelled for C++)
         shape = tuple(int(d) for d in re.findall(r"\[(\d+)\]", dims)) or None
-        if name in roles:
-            role, fld = roles[name]
-        elif len(out_names) == 0:
-            role, fld = "output", None
-        elif len(out_names) < 3:
-            role, fld = "kv_out", None
-        else:
-            role, fld = "scratch", None
-        if name not in roles:
-            out_names.append(name)
+        outs = i - len(params)  # the top function's parameters, then its results, then DRAM buffers
+        role, fld = roles[params[i]] if outs < 0 else ("output", None) if outs == 0 else \
+            ("kv_out", None) if outs < 3 else ("scratch", None)
         ports.append(Port(i, name, ctype, shape, bool(const), role, fld))
-    if [p.name for p in ports[:len(params)]] != params:
-        raise LLMError(f"'{kernel}' takes ({', '.join(p.name for p in ports)}), expected ({', '.join(params)}, ...)",
-                       None, hint="this is a streamdsl bug; please report it")
+    if len(ports) < len(params) + 3:
+        raise LLMError(f"'{kernel}' takes ({', '.join(p.name for p in ports)}), expected ({', '.join(params)}, "
+                       "y, kc2, vc2, ...)", None, hint="this is a streamdsl bug; please report it")
     return ports
 
 
-def _variants(model, prefill_len: int, board: str) -> list[LayerVariant]:
-    from streamdsl.backend.hls.project import BOARDS, DataflowProject
+def _variants(model, prefill_len: int, board) -> list[LayerVariant]:
+    import dataclasses
 
     phases = [("decode", 1)] + ([("prefill", prefill_len)] if prefill_len > 1 else [])
     out = []
@@ -239,11 +244,10 @@ def _variants(model, prefill_len: int, board: str) -> list[LayerVariant]:
             prj = g.build("hls", board=board)
             ir = g.graph.ir
             name = f"{phase}_{KIND_TAG.get(kind, kind)}"
-            kernel = f"{ir.name}_{name}"
-            files = _rename(prj.files, ir.name, kernel)
+            kernel = f"{prj.top}_{name}"
+            files = _rename(prj.files, prj.top, kernel)
             ports = _ports(files[f"{kernel}.h"], kernel, ir, model.layer(t, kind))
-            part, clock = BOARDS[board]
-            renamed = DataflowProject(ir, files, None, board, part, clock, schedule=g)
+            renamed = dataclasses.replace(prj, files=files, output=None)
             out.append(LayerVariant(name, phase, kind, t, kernel, f"layer_{name}", ports, renamed))
     return out
 
@@ -259,10 +263,8 @@ def _bank_key(p: Port) -> str | None:
     return None
 
 
-def _plan_banks(model, variants: list[LayerVariant], board: str) -> dict[str, tuple[int, int]]:
-    if board not in HBM:
-        raise LLMError(f"board {board!r} has no HBM plan", user_loc(), hint=f"HBM boards: {', '.join(HBM)}")
-    n_banks, bank_bytes = HBM[board]
+def _plan_banks(model, variants: list[LayerVariant], board) -> dict[str, tuple[int, int]]:
+    n_banks, bank_bytes = _hbm(board)
     layers = model.config.layers
     need: dict[str, int] = {}
     for v in variants:
@@ -288,7 +290,7 @@ def _plan_banks(model, variants: list[LayerVariant], board: str) -> dict[str, tu
         nxt += n
     if nxt > n_banks:
         detail = ", ".join(f"{k} {b[1] - b[0] + 1}" for k, b in banks.items())
-        raise LLMError(f"the weights and caches need {nxt} HBM banks of {bank_bytes >> 20} MiB; the {board} has "
+        raise LLMError(f"the weights and caches need {nxt} HBM banks of {bank_bytes >> 20} MiB; the {sd.board(board).name} has "
                        f"{n_banks} ({detail})", user_loc(),
                        hint="use a smaller max_len, or fewer layers; fp32 weights of this model do not fit")
     return banks
@@ -368,16 +370,15 @@ def _arrays(model) -> dict[str, np.ndarray]:
             out["lm_head"] = w.lm_head
     thetas, _ = _rope_sets(model)
     for j, th in enumerate(thetas):
-        cos, sin = rope_tables(rope_inv_freq(c, th), np.arange(model.max_len))
+        cos, sin = rope_tables(np.arange(model.max_len), rope_inv_freq(c.head_dim, th, c.rope_scaling))
         out[f"rope{j}_cos"], out[f"rope{j}_sin"] = cos, sin
     return out
 
 
-def write_weights(model, folder: Path, manifest: dict) -> list[str]:
-    """Write the binary files of ``manifest`` that the model has data for; returns the file names."""
-    folder.mkdir(parents=True, exist_ok=True)
+def weight_files(model, manifest: dict) -> dict[str, np.ndarray]:
+    """The binary files of ``manifest`` that the model has data for: file name -> the array to write."""
     arrays = _arrays(model)
-    written = []
+    out = {}
     for t in manifest["tensors"]:
         a = arrays.get(t["name"])
         if a is None:
@@ -386,9 +387,15 @@ def write_weights(model, folder: Path, manifest: dict) -> list[str]:
         if list(a.shape) != t["shape"]:
             raise LLMError(f"weight {t['name']} has shape {a.shape}, the kernel reads {tuple(t['shape'])}", user_loc(),
                            hint="the weights do not belong to this model's config")
-        a.tofile(folder / t["file"])
-        written.append(t["file"])
-    return written
+        out[t["file"]] = a
+    return out
+
+
+def write_weights(model, folder, manifest: dict, overwrite: bool = False) -> list[str]:
+    """Write the binary files of ``manifest`` that the model has data for into ``folder``; returns the file names."""
+    files = weight_files(model, manifest)
+    OutputFolder(folder, overwrite).write(files)
+    return list(files)
 
 
 def read_weights(folder) -> dict[str, np.ndarray]:
@@ -402,6 +409,10 @@ def read_weights(folder) -> dict[str, np.ndarray]:
         raise LLMError(f"'{path}' is not a {FORMAT} manifest", user_loc(), hint="rebuild the project")
     out = {}
     for t in manifest["tensors"]:
+        parts = plain_parts(t["file"])
+        if parts is None or len(parts) != 1:  # a weight file is a file of this folder, nothing else
+            raise LLMError(f"'{path}' names the weight file {t['file']!r}, which is not a plain file name",
+                           user_loc(), hint="rebuild the project")
         f = folder / t["file"]
         if not f.exists():
             raise LLMError(f"weight file '{f}' is missing", user_loc(),
@@ -494,12 +505,11 @@ def _host_context(model, variants, manifest, prefill_len) -> dict:
 
 
 def _render(model, variants, banks, manifest, prefill_len, board) -> dict[str, str]:
-    from streamdsl import __version__
-
     c = model.config
     ctx = _host_context(model, variants, manifest, prefill_len)
-    n_banks, bank_bytes = HBM[board]
-    common = dict(version=__version__, model=c.name or c.family, board=board, n_banks=n_banks,
+    n_banks, bank_bytes = _hbm(board)
+    board = sd.board(board).name
+    common = dict(version=sd.__version__, model=c.name or c.family, board=board, n_banks=n_banks,
                   bank_mib=bank_bytes >> 20, variants=variants, banks=banks, prefill_len=prefill_len,
                   max_len=model.max_len, weights_complete=manifest["complete"])
     proj = dict(format="streamdsl-accelerator/1", model=c.name or c.family, family=c.family, board=board,
@@ -524,19 +534,7 @@ def _render(model, variants, banks, manifest, prefill_len, board) -> dict[str, s
 
 
 # -------------------------------------------------------------------------------------- build
-def _check_output(out: Path, overwrite: bool) -> None:
-    if not out.exists():
-        return
-    if not out.is_dir():
-        raise LLMError(f"'{out}' is a file, not a folder", user_loc(), hint="choose a folder for the project")
-    ours = set((out / MANIFEST).read_text().split()) if (out / MANIFEST).exists() else set()
-    foreign = sorted(p.name for p in out.iterdir() if p.name != MANIFEST and p.name not in ours)
-    if foreign and not overwrite:
-        raise LLMError(f"'{out}' holds files streamdsl did not generate: {', '.join(foreign[:5])}", user_loc(),
-                       hint="choose an empty folder, or pass overwrite=True to write there anyway")
-
-
-def build(model, output=None, prefill_len: int | None = None, board: str = "u55c", overwrite: bool = False,
+def build(model, output=None, prefill_len: int | None = None, board="u55c", overwrite: bool = False,
           weights: bool = True) -> AcceleratorProject:
     """Write the accelerator project of ``model`` into ``output`` (see the module docstring).
 
@@ -553,32 +551,35 @@ def build(model, output=None, prefill_len: int | None = None, board: str = "u55c
                        f"{prefill_len!r}", user_loc(), hint="e.g. prefill_len=16; build the model with a larger max_len "
                                                             "for longer prompts")
     prefill_len = int(prefill_len)
-    if board not in HBM:
-        raise LLMError(f"board {board!r} has no HBM plan", user_loc(), hint=f"HBM boards: {', '.join(HBM)}")
+    try:
+        board = sd.board(board)
+    except sd.BoardError as err:
+        raise LLMError(err.message, user_loc(), hint=err.hint) from None
+    _hbm(board)
     out = Path(output) if output is not None else None
-    if out is not None:
-        _check_output(out, overwrite)
+    folder = OutputFolder(out, overwrite) if out is not None else None
+    if folder is not None:
+        try:
+            folder.check()  # before the layers are built
+        except sd.StreamDSLError as err:
+            err.loc = err.loc or user_loc()
+            raise
     variants = _variants(model, prefill_len, board)
     banks = _plan_banks(model, variants, board)
     _with_banks(variants, banks)
     manifest = weight_manifest(model, variants, banks)
     files = _render(model, variants, banks, manifest, prefill_len, board)
     wrote_weights = False
-    if out is not None:
-        from streamdsl.backend.hls.project import write as write_project
-
-        out.mkdir(parents=True, exist_ok=True)
-        for v in variants:
-            write_project(v.project.files, out / v.folder, overwrite=overwrite)
-            v.project.output = out / v.folder
-        for rel, text in files.items():
-            (out / rel).parent.mkdir(parents=True, exist_ok=True)
-            (out / rel).write_text(text)
-        if weights:
-            write_weights(model, out / "weights", manifest)
-            wrote_weights = model.weights is not None
-        top = sorted({rel.split("/")[0] for rel in files} | {v.folder for v in variants} | {"weights"})
-        (out / MANIFEST).write_text("\n".join(top) + "\n")
+    if folder is not None:
+        try:
+            for v in variants:
+                v.project.write(folder.sub(v.folder))
+            bins = weight_files(model, manifest) if weights else {}
+            folder.write({**files, **{f"weights/{f}": a for f, a in bins.items()}})
+            wrote_weights = weights and model.weights is not None
+        except sd.StreamDSLError as err:
+            err.loc = err.loc or user_loc()
+            raise
     c = model.config
     return AcceleratorProject(out, c.name or c.family, variants, banks, files, wrote_weights, prefill_len,
                               model.max_len, time.perf_counter() - t0)

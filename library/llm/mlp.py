@@ -50,43 +50,21 @@ def make_silu(t: int, n: int):
 
 def make_swiglu_mlp(t: int, hidden: int, inter: int):
     """``down(silu(X Wg^T) * (X Wu^T))``: X f32[t, hidden], Wg, Wu f32[inter, hidden], Wd f32[hidden, inter]."""
-    sizes("swiglu_mlp", t=t, hidden=hidden, inter=inter)
-
-    @sd.kernel
-    def swiglu_mlp(X: f32[t, hidden], Wg: f32[inter, hidden], Wu: f32[inter, hidden],
-                   Wd: f32[hidden, inter]) -> f32[t, hidden]:
-        Y: f32[t, hidden]
-        G: f32[inter]  # one row's accumulators: outputs innermost, lanes over them inside one pipeline
-        U: f32[inter]
-        A: f32[inter]
-        D: f32[hidden]
-        for i in range(t):
-            for c in range(inter):
-                G[c] = 0.0
-                U[c] = 0.0
-            for k, c in sd.grid(hidden, inter):
-                G[c] += X[i, k] * Wg[c, k]
-                U[c] += X[i, k] * Wu[c, k]
-            for c in range(inter):
-                g: f32 = G[c]
-                A[c] = g * sd.sigmoid(g) * U[c]
-            for o in range(hidden):
-                D[o] = 0.0
-            for c, o in sd.grid(inter, hidden):
-                D[o] += A[c] * Wd[o, c]
-            for o in range(hidden):
-                Y[i, o] = D[o]
-        return Y
-
-    return named(swiglu_mlp, "swiglu_mlp", t, hidden, inter)
+    return _gated_mlp("swiglu_mlp", t, hidden, inter)
 
 
 def make_geglu_mlp(t: int, hidden: int, inter: int):
     """``down(gelu(X Wg^T) * (X Wu^T))`` (Gemma), with the tanh GELU; shapes as :func:`make_swiglu_mlp`."""
-    sizes("geglu_mlp", t=t, hidden=hidden, inter=inter)
+    return _gated_mlp("geglu_mlp", t, hidden, inter)
+
+
+def _gated_mlp(name: str, t: int, hidden: int, inter: int):
+    """The gated MLP, its activation GELU (``geglu_mlp``) or SiLU (``swiglu_mlp``), chosen when the kernel is built."""
+    sizes(name, t=t, hidden=hidden, inter=inter)
+    gelu = name == "geglu_mlp"
 
     @sd.kernel
-    def geglu_mlp(X: f32[t, hidden], Wg: f32[inter, hidden], Wu: f32[inter, hidden],
+    def gated_mlp(X: f32[t, hidden], Wg: f32[inter, hidden], Wu: f32[inter, hidden],
                   Wd: f32[hidden, inter]) -> f32[t, hidden]:
         Y: f32[t, hidden]
         G: f32[inter]  # one row's accumulators: outputs innermost, lanes over them inside one pipeline
@@ -102,7 +80,8 @@ def make_geglu_mlp(t: int, hidden: int, inter: int):
                 U[c] += X[i, k] * Wu[c, k]
             for c in range(inter):
                 g: f32 = G[c]
-                A[c] = 0.5 * g * (1.0 + sd.tanh(GELU_C * (g + 0.044715 * g * g * g))) * U[c]
+                A[c] = (0.5 * g * (1.0 + sd.tanh(GELU_C * (g + 0.044715 * g * g * g))) if gelu
+                        else g * sd.sigmoid(g)) * U[c]
             for o in range(hidden):
                 D[o] = 0.0
             for c, o in sd.grid(inter, hidden):
@@ -111,7 +90,7 @@ def make_geglu_mlp(t: int, hidden: int, inter: int):
                 Y[i, o] = D[o]
         return Y
 
-    return named(geglu_mlp, "geglu_mlp", t, hidden, inter)
+    return named(gated_mlp, name, t, hidden, inter)
 
 
 def make_gpt2_mlp(t: int, hidden: int, inter: int):

@@ -8,11 +8,11 @@ head) as kernels of their own, as the paper's host does.
 
 >>> m = llama(config).load(weights)                  # weights: from_hf / load_state_dict / gguf
 >>> logits, cache = m.prefill(ids)                    # on the simulator
->>> logits, cache = m.decode(next_id, cache, backend="csim")
+>>> logits, cache = m.decode(next_id, cache, mode="csim")
 >>> m.generate(ids, max_new_tokens=8)
 
-Everything runs on the reference simulator (``backend="sim"``) or through
-g++ C-simulation of the emitted HLS (``backend="csim"``): the layer
+Everything runs on the reference simulator (``mode="sim"``) or through
+g++ C-simulation of the emitted HLS (``mode="csim"``): the layer
 accelerator as a dataflow project, the embedding and the head as kernel
 projects.  Each size is built once and cached.
 """
@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import streamdsl as sd
-from streamdsl.dfg.dfschedule import Placement
+from streamdsl.compat import renamed
+from streamdsl import Placement
 from streamdsl.progress import bar
 
 from .blocks import default_schedule
@@ -32,11 +33,11 @@ from .embed import make_embedding, make_gpt2_embedding
 from .layers import LayerSpec, make_layer
 from .linear import make_lm_head
 from .norms import make_layernorm, make_rmsnorm
-from .numpy_model import rope_inv_freq, rope_tables
+from .rope import rope_inv_freq, rope_tables
 from .qlayers import SCHEMES, make_qlayer
 from .weights import LayerWeights, ModelWeights, QuantLinear, quantize
 
-BACKENDS = ("sim", "csim")
+MODES = ("sim", "csim")  # the reference simulator, or g++ C-simulation of the emitted HLS
 
 
 def _with_rows(cache: np.ndarray, rows: np.ndarray, pos: int, place: Placement) -> np.ndarray:
@@ -66,10 +67,10 @@ class Cache:
 class Verification:
     steps: int
     max_abs_error: float
-    backend: str
+    mode: str
 
     def __str__(self) -> str:
-        return (f"verified {self.steps} step(s) (prefill + {self.steps - 1} decode) on {self.backend}: "
+        return (f"verified {self.steps} step(s) (prefill + {self.steps - 1} decode) on {self.mode}: "
                 f"max |logit error| {self.max_abs_error:.2e}")
 
 
@@ -106,7 +107,7 @@ class LLM:
         if self.config.rope_theta is not None:
             for i in range(self.config.layers):
                 th = self.config.layer_theta(i)
-                self._inv_freq.setdefault(th, rope_inv_freq(self.config, th))
+                self._inv_freq.setdefault(th, rope_inv_freq(self.config.head_dim, th, self.config.rope_scaling))
         self.layer(1)  # build (and check any swapped blocks) now, at the user's call
 
     def __repr__(self) -> str:
@@ -226,8 +227,8 @@ class LLM:
         z = [np.zeros(shape, np.float32) for _ in range(c.layers)]
         return Cache(z, [x.copy() for x in z], 0)
 
-    def _run_kernel(self, k, args, backend):
-        if backend == "sim":
+    def _run_kernel(self, k, args, mode):
+        if mode == "sim":
             return k(*args)
         key = ("kernel", k.ir.name)
         if key not in self._projects:
@@ -238,69 +239,79 @@ class LLM:
         """theta -> (cos, sin) of positions pos .. pos + t - 1, once per call for all layers."""
         out = {}
         for theta, inv in self._inv_freq.items():
-            cos, sin = rope_tables(inv, np.arange(pos, pos + t))
+            cos, sin = rope_tables(np.arange(pos, pos + t), inv)
             out[theta] = (np.ascontiguousarray(cos, np.float32), np.ascontiguousarray(sin, np.float32))
         return out
 
-    def _run_layer(self, i: int, t: int, x, cache: Cache, pos: int, rope: dict, backend: str):
+    def layer_inputs(self, i: int, x: np.ndarray, keys: np.ndarray, values: np.ndarray, pos: int,
+                     rope: dict | None = None) -> list:
+        """Layer ``i``'s arguments for the ``t = len(x)`` new tokens after ``pos`` cached ones: the residual
+        stream, its weights, its KV cache, RoPE's tables of those positions and ``pos``/``n_valid``."""
         c = self.config
-        kind = c.layer_types[i]
-        spec = self.layer(t, kind)
-        args = [x] + self.layer_args(i) + [cache.keys[i], cache.values[i]]
+        t = len(x)
+        args = [x] + self.layer_args(i) + [keys, values]
         if c.rope_theta is not None:
+            rope = rope if rope is not None else self._rope(pos, t)
             args += list(rope[c.layer_theta(i)])
-        args += [np.int32(pos), np.int32(pos + t)]
-        if backend == "sim":
+        return args + [np.int32(pos), np.int32(pos + t)]
+
+    def _run_layer(self, i: int, t: int, x, cache: Cache, pos: int, rope: dict, mode: str):
+        kind = self.config.layer_types[i]
+        spec = self.layer(t, kind)
+        args = self.layer_inputs(i, x, cache.keys[i], cache.values[i], pos, rope)
+        if mode == "sim":
             return spec.function(*args)
         key = ("layer", t, kind)
         if key not in self._projects:
             self._projects[key] = self.schedule(t, kind).build("hls")
         return self._projects[key].csim(*args)
 
-    def _check(self, backend: str, cache: Cache | None, t: int):
+    def _check(self, mode: str, cache: Cache | None, t: int):
         if self.weights is None:
             raise LLMError("the model has no weights", user_loc(), hint="model.load(weights) first")
-        if backend not in BACKENDS:
-            raise LLMError(f"unknown backend {backend!r}", user_loc(), hint=f"backend is one of {', '.join(BACKENDS)}")
+        if mode not in MODES:
+            raise LLMError(f"unknown mode {mode!r}", user_loc(), hint=f"mode is one of {', '.join(MODES)}")
         used = cache.length if cache is not None else 0
         if used + t > self.max_len:
             raise LLMError(f"{used + t} tokens do not fit the KV cache of {self.max_len} positions", user_loc(),
                            hint=f"build the model with a larger max_len, e.g. {self.config.family}(config, max_len="
                                 f"{max(2 * self.max_len, used + t)})")
 
-    def prefill(self, ids, cache: Cache | None = None, backend: str = "sim") -> tuple[np.ndarray, Cache]:
+    @renamed(backend="mode")
+    def prefill(self, ids, cache: Cache | None = None, mode: str = "sim") -> tuple[np.ndarray, Cache]:
         """Logits ``[T, vocab]`` of ``ids`` after ``cache``'s tokens, and the updated cache."""
         ids = np.asarray(ids, dtype=np.int64).reshape(-1)
         if ids.size == 0 or ids.min() < 0 or ids.max() >= self.config.vocab:
             raise LLMError(f"token ids must be a non-empty sequence in 0..{self.config.vocab - 1}", user_loc(),
                            hint="check the tokenizer matches the model")
         t = int(ids.size)
-        self._check(backend, cache, t)
+        self._check(mode, cache, t)
         cache = cache if cache is not None else self.new_cache()
         pos = cache.length
         w = self.weights
         emb = self._kernel("embed", t)
         ids32 = ids.astype(np.int32)
         eargs = [ids32, w.embed] + ([w.pos_embed, np.int32(pos)] if self.config.family == "gpt2" else [])
-        x = self._run_kernel(emb, eargs, backend)
+        x = self._run_kernel(emb, eargs, mode)
         keys, values = list(cache.keys), list(cache.values)
         new = Cache(keys, values, pos + t)
         place = self.kv_rows()
         rope = self._rope(pos, t)
         for i in bar(range(self.config.layers), desc="prefill" if t > 1 else "decode", unit="layer"):
-            x, k, v = self._run_layer(i, t, x, cache, pos, rope, backend)
+            x, k, v = self._run_layer(i, t, x, cache, pos, rope, mode)
             keys[i], values[i] = _with_rows(keys[i], k, pos, place), _with_rows(values[i], v, pos, place)
         nargs = [x, w.final_norm] + ([w.final_norm_b] if self.config.norm == "layernorm" else [])
-        hn = self._run_kernel(self._kernel("norm", t), nargs, backend)
-        logits = self._run_kernel(self._kernel("head", t), [hn, w.lm_head], backend)
+        hn = self._run_kernel(self._kernel("norm", t), nargs, mode)
+        logits = self._run_kernel(self._kernel("head", t), [hn, w.lm_head], mode)
         return logits, new
 
-    def decode(self, token_id: int, cache: Cache, backend: str = "sim") -> tuple[np.ndarray, Cache]:
+    @renamed(backend="mode")
+    def decode(self, token_id: int, cache: Cache, mode: str = "sim") -> tuple[np.ndarray, Cache]:
         """Logits ``[vocab]`` of one token after ``cache``, and the cache with it appended."""
         if not isinstance(cache, Cache) or cache.length == 0:
             raise LLMError("decode needs the cache prefill returned", user_loc(),
                            hint="logits, cache = model.prefill(prompt_ids); then model.decode(token, cache)")
-        logits, cache = self.prefill([int(token_id)], cache, backend)
+        logits, cache = self.prefill([int(token_id)], cache, mode)
         return logits[0], cache
 
     def build(self, target: str = "hls", output=None, **options):
@@ -311,7 +322,8 @@ class LLM:
 
         return build(self, output, **options)
 
-    def verify(self, reference, ids, decode_steps: int = 2, backend: str = "sim", rtol: float = 1e-4,
+    @renamed(backend="mode")
+    def verify(self, reference, ids, decode_steps: int = 2, mode: str = "sim", rtol: float = 1e-4,
                atol: float = 1e-4) -> "Verification":
         """Check prefill and ``decode_steps`` cached decode steps against ``reference(ids) -> logits [T, vocab]``.
 
@@ -320,13 +332,13 @@ class LLM:
         ``reference`` on the whole sequence so far.  Raises :class:`LLMError` on a mismatch.
         """
         ids = [int(i) for i in np.asarray(ids).reshape(-1)]
-        logits, cache = self.prefill(ids, backend=backend)
+        logits, cache = self.prefill(ids, mode=mode)
         seq = list(ids)
         rows = [(logits, np.asarray(reference(seq), np.float32))]
         for _ in bar(range(decode_steps), desc="verify", unit="step"):
             nxt = int(np.argmax(rows[-1][0] if rows[-1][0].ndim == 1 else rows[-1][0][-1]))
             seq.append(nxt)
-            lg, cache = self.decode(nxt, cache, backend)
+            lg, cache = self.decode(nxt, cache, mode)
             rows.append((lg, np.asarray(reference(seq), np.float32)[-1]))
         worst = 0.0
         for step, (got, want) in enumerate(rows):
@@ -339,12 +351,13 @@ class LLM:
                                f"{float(np.abs(got - want).max()):.3g} (rtol {rtol}, atol {atol}) or pick another token",
                                user_loc(), hint="compare the swapped block with the library block on the same inputs")
             worst = max(worst, float(np.abs(got - want).max()))
-        return Verification(len(rows), worst, backend)
+        return Verification(len(rows), worst, mode)
 
-    def generate(self, prompt_ids, max_new_tokens: int, backend: str = "sim", stop_tokens=()) -> list[int]:
+    @renamed(backend="mode")
+    def generate(self, prompt_ids, max_new_tokens: int, mode: str = "sim", stop_tokens=()) -> list[int]:
         """Greedy generation (argmax, first index on ties): prefill, then one decode per new token."""
         with bar(total=max_new_tokens, desc="generate", unit="tok") as progress:
-            logits, cache = self.prefill(prompt_ids, backend=backend)
+            logits, cache = self.prefill(prompt_ids, mode=mode)
             out: list[int] = []
             nxt = int(np.argmax(logits[-1]))
             stop = {int(s) for s in stop_tokens}
@@ -353,7 +366,7 @@ class LLM:
                 progress.update(1)
                 if nxt in stop or len(out) == max_new_tokens:
                     break
-                logits, cache = self.decode(nxt, cache, backend)
+                logits, cache = self.decode(nxt, cache, mode)
                 nxt = int(np.argmax(logits))
         return out
 

@@ -48,21 +48,6 @@ def make_rmsnorm(t: int, n: int, eps: float = 1e-6, unit_offset: bool = False):
     """
     sizes("rmsnorm", t=t, n=n)
     eps = positive_float("rmsnorm", "eps", eps)
-    if unit_offset:
-
-        @sd.kernel
-        def rmsnorm_gemma(X: f32[t, n], w: f32[n]) -> f32[t, n]:
-            Y: f32[t, n]
-            for i in range(t):
-                ss: f32 = 0.0
-                for j in range(n):
-                    ss += X[i, j] * X[i, j]
-                inv: f32 = sd.rsqrt(ss / n + eps)
-                for j in range(n):
-                    Y[i, j] = X[i, j] * inv * (1.0 + w[j])
-            return Y
-
-        return named(rmsnorm_gemma, "rmsnorm_gemma", t, n)
 
     @sd.kernel
     def rmsnorm(X: f32[t, n], w: f32[n]) -> f32[t, n]:
@@ -73,10 +58,10 @@ def make_rmsnorm(t: int, n: int, eps: float = 1e-6, unit_offset: bool = False):
                 ss += X[i, j] * X[i, j]
             inv: f32 = sd.rsqrt(ss / n + eps)
             for j in range(n):
-                Y[i, j] = X[i, j] * inv * w[j]
+                Y[i, j] = X[i, j] * inv * ((1.0 + w[j]) if unit_offset else w[j])  # chosen when the kernel is built
         return Y
 
-    return named(rmsnorm, "rmsnorm", t, n)
+    return named(rmsnorm, "rmsnorm_gemma" if unit_offset else "rmsnorm", t, n)
 
 
 def make_head_rmsnorm(h: int, t: int, d: int, eps: float = 1e-6, unit_offset: bool = True):
@@ -87,21 +72,6 @@ def make_head_rmsnorm(h: int, t: int, d: int, eps: float = 1e-6, unit_offset: bo
     """
     sizes("head_rmsnorm", h=h, t=t, d=d)
     eps = positive_float("head_rmsnorm", "eps", eps)
-    if unit_offset:
-
-        @sd.kernel
-        def head_rmsnorm_gemma(X: f32[h, t, d], w: f32[d]) -> f32[h, t, d]:
-            Y: f32[h, t, d]
-            for hh, i in sd.grid(h, t):
-                ss: f32 = 0.0
-                for e in range(d):
-                    ss += X[hh, i, e] * X[hh, i, e]
-                inv: f32 = sd.rsqrt(ss / d + eps)
-                for e in range(d):
-                    Y[hh, i, e] = X[hh, i, e] * inv * (1.0 + w[e])
-            return Y
-
-        return named(head_rmsnorm_gemma, "head_rmsnorm_gemma", h, t, d)
 
     @sd.kernel
     def head_rmsnorm(X: f32[h, t, d], w: f32[d]) -> f32[h, t, d]:
@@ -112,7 +82,7 @@ def make_head_rmsnorm(h: int, t: int, d: int, eps: float = 1e-6, unit_offset: bo
                 ss += X[hh, i, e] * X[hh, i, e]
             inv: f32 = sd.rsqrt(ss / d + eps)
             for e in range(d):
-                Y[hh, i, e] = X[hh, i, e] * inv * w[e]
+                Y[hh, i, e] = X[hh, i, e] * inv * ((1.0 + w[e]) if unit_offset else w[e])
         return Y
 
-    return named(head_rmsnorm, "head_rmsnorm", h, t, d)
+    return named(head_rmsnorm, "head_rmsnorm_gemma" if unit_offset else "head_rmsnorm", h, t, d)

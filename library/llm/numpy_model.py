@@ -1,7 +1,8 @@
 """A pure NumPy float32 forward of the four families: the model-level truth the library is checked against.
 
 It follows ``../shared/LLM_FACTS.md`` section 2 (transformers 5.24.0) step by
-step, one sequence at a time (no batch axis):
+step, one sequence at a time (no batch axis), with the blocks' NumPy math of
+:mod:`.ref` on float32 arrays (so in float32, as transformers computes):
 
 * embedding: ``embed[ids]`` (+ ``pos_embed[pos]`` for GPT-2; ``* float32(sqrt(hidden))``
   for Gemma 3);
@@ -23,9 +24,11 @@ hardware: ``window - 1`` past tokens plus the current one).
 With quantized weights (:func:`~.weights.quantize`) every linear layer runs as
 W8A8 / W4A8: activations quantized per token (symmetric int8, dynamic scale
 ``max|x_t| / 127``, round half to even), an integer dot product, then
-``y = acc * s_x[t] * s_w[o] (+ bias)``. The accumulation is done exactly (in
-float64, which holds every sum these sizes produce; an int32 accumulator holds
-them too while ``in * 127 * 127 < 2**31``, i.e. ``in < 133,000``).
+``y = acc * s_x[t] * s_w[o]`` in float64, rounded to float32 (``+ bias`` in
+float32): :func:`.ref.linear_quant` with ``in_float64`` (the kernels dequantise
+in float32 left to right, so the quantised layers agree with it to rounding).
+The accumulation is exact (an int32 accumulator holds it while
+``in * 127 * 127 < 2**31``, i.e. ``in < 133,000``).
 """
 from __future__ import annotations
 
@@ -33,92 +36,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import ref
 from .config import LLMConfig, LLMError, user_loc
+from .rope import rope_inv_freq, rope_tables
 from .weights import LayerWeights, ModelWeights, QuantLinear
-
-F32 = np.float32
-_GELU_C = F32(np.sqrt(2.0 / np.pi))
-
-
-# -- elementwise math, as transformers computes it in float32 -------------------------------------
-def gelu_tanh(x: np.ndarray) -> np.ndarray:
-    """``gelu_new`` / ``gelu_pytorch_tanh``: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
-    return F32(0.5) * x * (F32(1.0) + np.tanh(_GELU_C * (x + F32(0.044715) * x * x * x)))
-
-
-def silu(x: np.ndarray) -> np.ndarray:
-    return x / (F32(1.0) + np.exp(-x))
-
-
-def layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, eps: float) -> np.ndarray:
-    """``(x - mean) / sqrt(var + eps) * w + b`` with the biased variance."""
-    mean = x.mean(-1, keepdims=True)
-    var = np.square(x - mean).mean(-1, keepdims=True)
-    y = (x - mean) / np.sqrt(var + F32(eps)) * w
-    return y + b if b is not None else y
-
-
-def rms_norm(x: np.ndarray, w: np.ndarray, eps: float, one_plus: bool = False) -> np.ndarray:
-    """``x * rsqrt(mean(x^2) + eps) * w``; Gemma (``one_plus``) multiplies by ``1 + w``."""
-    y = x / np.sqrt(np.square(x).mean(-1, keepdims=True) + F32(eps))
-    return y * (F32(1.0) + w) if one_plus else y * w
-
-
-def softmax(s: np.ndarray) -> np.ndarray:
-    e = np.exp(s - s.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
-
-
-def rope_inv_freq(config: LLMConfig, theta: float) -> np.ndarray:
-    """``inv_freq[i] = 1 / theta^(2i/D)`` in float32, with Llama 3's band scaling if the config has it."""
-    d = config.head_dim
-    inv = (F32(1.0) / (F32(theta) ** (np.arange(0, d, 2, dtype=F32) / F32(d)))).astype(F32)
-    s = config.rope_scaling
-    if s is None:
-        return inv
-    low_wavelen = s.original_max_positions / s.low_freq_factor
-    high_wavelen = s.original_max_positions / s.high_freq_factor
-    wavelen = (F32(2 * np.pi) / inv).astype(F32)
-    scaled = np.where(wavelen > low_wavelen, inv / F32(s.factor), inv).astype(F32)
-    smooth = ((s.original_max_positions / wavelen - s.low_freq_factor) /
-              (s.high_freq_factor - s.low_freq_factor)).astype(F32)
-    smoothed = ((F32(1) - smooth) * scaled / F32(s.factor) + smooth * scaled).astype(F32)
-    medium = ~(wavelen < high_wavelen) & ~(wavelen > low_wavelen)
-    return np.where(medium, smoothed, scaled).astype(F32)
-
-
-def rope_tables(inv_freq: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """cos/sin tables ``[T, D]`` of ``cat(freqs, freqs)`` with ``freqs = pos * inv_freq``."""
-    freqs = positions.astype(F32)[:, None] * inv_freq[None, :]
-    emb = np.concatenate([freqs, freqs], axis=-1)
-    return np.cos(emb), np.sin(emb)
-
-
-def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-    """``x * cos + rotate_half(x) * sin`` on ``[H, T, D]``; ``rotate_half(x) = cat(-x[D/2:], x[:D/2])``."""
-    half = x.shape[-1] // 2
-    rotated = np.concatenate([-x[..., half:], x[..., :half]], axis=-1)
-    return x * cos + rotated * sin
-
-
-# -- linear layers --------------------------------------------------------------------------------
-def quantize_activations(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-token symmetric int8: ``s = max|x_t| / 127`` (1.0 for an all-zero token), codes ``rint(x / s)``."""
-    amax = np.max(np.abs(x), axis=-1)
-    s = np.where(amax > 0, amax / F32(127), F32(1)).astype(F32)
-    codes = np.clip(np.rint(x / s[..., None]), -127, 127).astype(np.int8)
-    return codes, s
 
 
 def linear(x: np.ndarray, w: np.ndarray | QuantLinear, b: np.ndarray | None = None) -> np.ndarray:
     """``x @ W.T + b``; with a :class:`QuantLinear` the A8 integer path of the module docstring."""
     if isinstance(w, QuantLinear):
-        codes, s = quantize_activations(x)
-        acc = codes.astype(np.float64) @ w.codes.T.astype(np.float64)  # exact integer sums
-        y = (acc * s[:, None].astype(np.float64) * w.scale[None, :].astype(np.float64)).astype(F32)
-    else:
-        y = x @ w.T
-    return y + b if b is not None else y
+        return ref.linear_quant(x, w.codes, w.scale, b, in_float64=True)
+    return ref.linear(x, w, b)
 
 
 # -- the cache ------------------------------------------------------------------------------------
@@ -166,7 +94,7 @@ class NumpyModel:
             for i in range(config.layers):
                 theta = config.layer_theta(i)
                 if theta not in self._inv_freq:
-                    self._inv_freq[theta] = rope_inv_freq(config, theta)
+                    self._inv_freq[theta] = rope_inv_freq(config.head_dim, theta, config.rope_scaling)
 
     def __repr__(self) -> str:
         c = self.config
@@ -180,53 +108,37 @@ class NumpyModel:
     def _norm(self, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
         c = self.config
         if c.norm == "layernorm":
-            return layer_norm(x, w, b, c.norm_eps)
-        return rms_norm(x, w, c.norm_eps, one_plus=c.norm == "rmsnorm1p")
+            return ref.layernorm(x, w, b, c.norm_eps)
+        return ref.rmsnorm(x, w, c.norm_eps, unit_offset=c.norm == "rmsnorm1p")
 
     def _act(self, x: np.ndarray) -> np.ndarray:
-        return silu(x) if self.config.activation == "silu" else gelu_tanh(x)
+        return ref.silu(x) if self.config.activation == "silu" else ref.gelu(x)
 
     def embed(self, ids: np.ndarray, start: int) -> np.ndarray:
         c, w = self.config, self.weights
-        h = w.embed[ids]
-        if c.embed_scale != 1.0:
-            h = h * F32(c.embed_scale)
-        if w.pos_embed is not None:
-            h = h + w.pos_embed[start:start + len(ids)]
-        return h
+        return ref.embedding(ids, w.embed, c.embed_scale if c.embed_scale != 1.0 else None, w.pos_embed, start)
 
     def attention(self, i: int, x: np.ndarray, positions: np.ndarray, cache: KVCache | None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One layer's attention on normed ``x [T, hidden]``: (output [T, hidden], keys, values to cache)."""
         c, lw = self.config, self.weights.layers[i]
-        T, D = x.shape[0], c.head_dim
-        q = linear(x, lw.q, lw.q_b).reshape(T, c.heads, D).transpose(1, 0, 2)
-        k = linear(x, lw.k, lw.k_b).reshape(T, c.kv_heads, D).transpose(1, 0, 2)
-        v = linear(x, lw.v, lw.v_b).reshape(T, c.kv_heads, D).transpose(1, 0, 2)
+        q = ref.split_heads(linear(x, lw.q, lw.q_b), c.heads)
+        k = ref.split_heads(linear(x, lw.k, lw.k_b), c.kv_heads)
+        v = ref.split_heads(linear(x, lw.v, lw.v_b), c.kv_heads)
         if c.qk_norm:
-            q = rms_norm(q, lw.q_norm, c.norm_eps, one_plus=c.norm == "rmsnorm1p")
-            k = rms_norm(k, lw.k_norm, c.norm_eps, one_plus=c.norm == "rmsnorm1p")
+            q = ref.rmsnorm(q, lw.q_norm, c.norm_eps, unit_offset=c.norm == "rmsnorm1p")
+            k = ref.rmsnorm(k, lw.k_norm, c.norm_eps, unit_offset=c.norm == "rmsnorm1p")
         if c.rope_theta is not None:
-            cos, sin = rope_tables(self._inv_freq[c.layer_theta(i)], positions)
-            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+            cos, sin = rope_tables(positions, self._inv_freq[c.layer_theta(i)])
+            q, k = ref.rope(q, cos, sin), ref.rope(k, cos, sin)
         past = 0
         if cache is not None and cache.keys:
             past = cache.keys[i].shape[1]
             k = np.concatenate([cache.keys[i], k], axis=1)
             v = np.concatenate([cache.values[i], v], axis=1)
         kv_pos = np.arange(positions[0] - past, positions[-1] + 1)
-        allowed = kv_pos[None, :] <= positions[:, None]
         window = c.window(i)
-        if window is not None:
-            allowed &= kv_pos[None, :] > positions[:, None] - window
-        # GQA: query head h = g * group + r reads KV head g.
-        qg = q.reshape(c.kv_heads, c.group, T, D)
-        s = (qg @ k[:, None].transpose(0, 1, 3, 2)) * F32(c.attn_scale)  # [kv, group, T, S]
-        if c.attn_softcap is not None:
-            s = np.tanh(s / F32(c.attn_softcap)) * F32(c.attn_softcap)
-        s = np.where(allowed, s, F32(-np.inf))
-        o = softmax(s) @ v[:, None]  # [kv, group, T, D]
-        o = o.reshape(c.heads, T, D).transpose(1, 0, 2).reshape(T, c.q_dim)
+        o = ref.attention(q, k, v, positions, kv_pos, c.attn_scale, window, c.attn_softcap)
         out = linear(o, lw.o, lw.o_b)
         if window is not None:
             first = max(0, k.shape[1] - (window - 1))  # keep the last window - 1 tokens
@@ -254,7 +166,7 @@ class NumpyModel:
         c, w = self.config, self.weights
         logits = linear(self._norm(h, w.final_norm, w.final_norm_b), w.lm_head)
         if c.final_softcap is not None:
-            logits = np.tanh(logits / F32(c.final_softcap)) * F32(c.final_softcap)
+            logits = ref.softcap(logits, c.final_softcap)
         return logits
 
     # -- entry points --------------------------------------------------------------------------

@@ -38,8 +38,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from streamdsl.perf import board as get_board
-from streamdsl.perf.explore import Config, ExploreError, commit, evaluate, explore
+from streamdsl import board as get_board
+from streamdsl.perf import Config, ExploreError, commit, evaluate, explore
 
 from .config import LLMConfig, LLMError, user_loc
 from .models import LLM, model
@@ -282,7 +282,7 @@ class LLMPerf:
                          f"{lp.prefill.cycles} cycles ({lp.chunk} tokens, {lp.prefill.latency_s * 1e3:.3f} ms); fits: decode {'yes' if lp.decode.fits else 'NO'}, "
                          f"prefill {'yes' if lp.prefill.fits else 'NO: ' + '; '.join(lp.prefill.problems)}")
         lines.append("decode layer design:")
-        from streamdsl.perf.report import resource_lines
+        from streamdsl.perf import resource_lines
 
         lines += ["  " + x for x in resource_lines(self.layers[0].decode)]
         gaps = self.gaps()

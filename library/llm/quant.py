@@ -31,7 +31,7 @@ What is exact: every step above is an IEEE fp32 operation (division, max, add,
 multiply, int32 -> f32 rounding) or integer arithmetic, so the kernel's
 ``xq``, ``sx``, ``acc`` and ``y`` are bit-identical to a NumPy implementation
 of the same formulas in the same order (``ref.quantize_rows``,
-``ref.linear_w8a8``); the tests check them with ``np.array_equal``.  The
+``ref.linear_quant``); the tests check them with ``np.array_equal``.  The
 C-simulation computes the same bits (g++ with ``-ffp-contract=off``).
 """
 from __future__ import annotations
@@ -41,16 +41,14 @@ import numpy as np
 import streamdsl as sd
 from streamdsl import f32, i8, i32
 
+from . import ref
 from ._checks import fail, named, sizes
+from .ref import qmax
 
 ROUND = 12582912.0  # 1.5 * 2**23: adding and subtracting it rounds an fp32 |v| < 2**22 to an integer, ties to even
 I4 = sd.Int(4)
 I48 = sd.Int(48)  # a DSP48E2's accumulator (its P register)
 PACK_MAX_IN = 2064  # the most inputs whose int4 x int8 sum (|.| <= n_in * 127 * 8) fits the packed low field (S <= 22)
-
-
-def qmax(bits: int) -> int:
-    return (1 << (bits - 1)) - 1
 
 
 def quantize_weights(W: np.ndarray, bits: int = 8) -> tuple[np.ndarray, np.ndarray]:
@@ -63,11 +61,7 @@ def quantize_weights(W: np.ndarray, bits: int = 8) -> tuple[np.ndarray, np.ndarr
     W = np.asarray(W, dtype=np.float32)
     if W.ndim != 2:
         fail(f"quantize_weights: W must be 2-D [out, in], got shape {W.shape}", hint="pass an nn.Linear weight")
-    q = np.float32(qmax(bits))
-    amax = np.abs(W).max(axis=1)
-    sw = np.where(amax > 0, amax / q, np.float32(1.0)).astype(np.float32)
-    Wq = np.clip(np.rint(W / sw[:, None]), -q, q).astype(np.int8)
-    return Wq, sw
+    return ref.quantize_rows(W, bits)  # a row of W is an output channel
 
 
 def make_quantize_rows(t: int, n: int):

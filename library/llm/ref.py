@@ -1,31 +1,40 @@
-"""NumPy references of every block in :mod:`streamdsl.library.llm.blocks`.
+"""The NumPy math of every block in :mod:`streamdsl.library.llm.blocks`: one set of references.
 
-Written from the model math (``../shared/LLM_FACTS.md`` section 2, i.e. what
-transformers computes), not from the kernels: whole-array NumPy, float64
-internally, results returned as float32.  The quantised references are the
-exception: they follow the fp32 integer scheme of :mod:`.quant` step by step
-in float32, because the kernels are checked against them bit for bit.
+The block tests check the kernels against these functions, and the whole-model
+reference (:mod:`.numpy_model`) is built from them.  Written from the model math
+(``../shared/LLM_FACTS.md`` section 2, i.e. what transformers computes), not from
+the kernels, as whole-array NumPy.
+
+Each function computes in the precision of its float inputs: float32 inputs give
+float32 arithmetic, step by step as transformers computes in float32 (the NumPy
+model); the block tests pass float64 copies, so that a kernel is measured against
+the math without float32 rounding on the way.  Constants are Python numbers, which
+take the inputs' precision.  The quantised functions are the exception: they follow
+the integer scheme of :mod:`.quant` in float32 whatever they are given, because the
+kernels are checked against them bit for bit.
 
 Shapes are the kernels' (no batch axis): x [T, hidden], per-head tensors
 [heads, T, head_dim], weights in nn.Linear layout [out, in].
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-
-def _f64(*xs):
-    return [np.asarray(x, dtype=np.float64) for x in xs]
-
-
-def _f32(x) -> np.ndarray:
-    return np.asarray(x).astype(np.float32)
+_GELU_C = math.sqrt(2.0 / math.pi)
 
 
 # ----------------------------------------------------------------- embeddings
-def embedding(ids, E, scale: float | None = None):
-    out = np.asarray(E, np.float64)[np.asarray(ids)]
-    return _f32(out * np.float64(np.float32(scale)) if scale is not None else out)
+def embedding(ids, E, scale: float | None = None, pos_embed=None, past_len: int = 0):
+    """``E[ids]``, times ``scale`` rounded to float32 (as the kernel holds it), plus ``pos_embed[past_len + i]``."""
+    ids = np.asarray(ids)
+    out = np.asarray(E)[ids]
+    if scale is not None:
+        out = out * np.float32(scale)
+    if pos_embed is not None:
+        out = out + np.asarray(pos_embed)[past_len + np.arange(ids.shape[0])]
+    return out
 
 
 def gemma_embedding(ids, E):
@@ -33,32 +42,31 @@ def gemma_embedding(ids, E):
 
 
 def gpt2_embedding(ids, wte, wpe, past_len: int):
-    ids = np.asarray(ids)
-    pos = past_len + np.arange(ids.shape[0])
-    wte, wpe = _f64(wte, wpe)
-    return _f32(wte[ids] + wpe[pos])
+    return embedding(ids, wte, pos_embed=wpe, past_len=past_len)
 
 
 # ---------------------------------------------------------------------- norms
-def layernorm(x, w, b, eps: float = 1e-5):
-    x, w, b = _f64(x, w, b)
+def layernorm(x, w, b=None, eps: float = 1e-5):
+    """``(x - mean) / sqrt(var + eps) * w (+ b)`` over the last axis, with the biased variance."""
+    x = np.asarray(x)
     mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)  # biased
-    return _f32((x - mean) / np.sqrt(var + eps) * w + b)
+    var = np.square(x - mean).mean(-1, keepdims=True)
+    y = (x - mean) / np.sqrt(var + float(eps)) * w
+    return y if b is None else y + b
 
 
 def rmsnorm(x, w, eps: float = 1e-6, unit_offset: bool = False):
-    """Over the last axis, so it is also the per-head Q/K norm on [H, T, D]."""
-    x, w = _f64(x, w)
-    y = x / np.sqrt((x * x).mean(-1, keepdims=True) + eps)
-    return _f32(y * (1.0 + w if unit_offset else w))
+    """``x / sqrt(mean(x^2) + eps) * w`` over the last axis (so also the per-head Q/K norm on [H, T, D]);
+    Gemma (``unit_offset``) multiplies by ``1 + w``."""
+    x = np.asarray(x)
+    y = x / np.sqrt(np.square(x).mean(-1, keepdims=True) + float(eps))
+    return y * (1.0 + w) if unit_offset else y * w
 
 
 # --------------------------------------------------------------------- linear
 def linear(x, W, b=None):
-    x, W = _f64(x, W)
-    y = x @ W.T
-    return _f32(y if b is None else y + np.asarray(b, np.float64))
+    y = np.asarray(x) @ np.asarray(W).T
+    return y if b is None else y + b
 
 
 def lm_head(h, E):
@@ -89,27 +97,47 @@ def qkv(x, Wq, Wk, Wv, q_heads: int, kv_heads: int, bq=None, bk=None, bv=None):
 
 
 # ------------------------------------------------------------------ quantised
-def quantize_rows(x):
-    """Per-row int8 quantisation, fp32 step by step: (xq int8[T, n], sx f32[T])."""
+def qmax(bits: int) -> int:
+    """The largest code of a symmetric ``bits``-bit grid: 127 for int8, 7 for int4 (-qmax-1 is never used)."""
+    return (1 << (bits - 1)) - 1
+
+
+def quantize_rows(x, bits: int = 8):
+    """Per-row symmetric quantisation in float32: ``(codes int8[..., n], scale f32[...])``.
+
+    ``scale[r] = max|x[r]| / qmax`` (1.0 for an all-zero row) and ``codes = clip(rint(x / scale), -qmax, qmax)``,
+    ``rint`` rounding half to even.  The activations' scheme (per token, 8 bits, in the kernel) and the weights'
+    (per output channel, 8 or 4 bits, offline).
+    """
     x = np.asarray(x, np.float32)
-    amax = np.abs(x).max(axis=1)
-    sx = np.where(amax > 0, amax / np.float32(127), np.float32(1)).astype(np.float32)
-    xq = np.clip(np.rint(x / sx[:, None]), -127, 127).astype(np.int8)
-    return xq, sx
+    q = np.float32(qmax(bits))
+    amax = np.abs(x).max(axis=-1)
+    scale = np.where(amax > 0, amax / q, np.float32(1)).astype(np.float32)
+    codes = np.clip(np.rint(x / scale[..., None]), -q, q).astype(np.int8)
+    return codes, scale
 
 
 def int_matmul(xq, wq):
-    """int32 accumulation of int8 x int8 (or int4) products, exact (computed in int64 and range-checked)."""
-    acc = np.asarray(xq, np.int64) @ np.asarray(wq, np.int64).T
+    """int32 accumulation of int8 x int8 (or int4) products, exact: float64 holds every such sum below 2**53."""
+    acc = np.asarray(xq, np.float64) @ np.asarray(wq, np.float64).T
     assert np.abs(acc).max(initial=0) < 2**31, "int32 accumulator overflow"
     return acc.astype(np.int32)
 
 
-def linear_quant(x, wq, sw, b=None):
-    """W8A8 / W4A8 linear: ``(f32(acc) * sx[r]) * sw[o] (+ b[o])`` in fp32, left to right."""
+def linear_quant(x, wq, sw, b=None, in_float64: bool = False):
+    """W8A8 / W4A8 linear: x quantised per row (:func:`quantize_rows`), integer dot products, then dequantised.
+
+    By default in the kernels' order, ``(f32(acc) * sx[r]) * sw[o] (+ b[o])`` in float32 left to right (bit for
+    bit what :mod:`.quant` computes); ``in_float64`` dequantises ``acc * sx[r] * sw[o]`` in float64 and rounds
+    it to float32 once, then adds ``b`` in float32 (the NumPy model's linear).
+    """
     xq, sx = quantize_rows(x)
-    acc = int_matmul(xq, wq).astype(np.float32)
-    y = (acc * sx[:, None]) * np.asarray(sw, np.float32)[None, :]
+    acc = int_matmul(xq, wq)
+    sw = np.asarray(sw, np.float32)
+    if in_float64:
+        y = (acc * sx[:, None].astype(np.float64) * sw[None, :].astype(np.float64)).astype(np.float32)
+    else:
+        y = (acc.astype(np.float32) * sx[:, None]) * sw[None, :]
     return y if b is None else (y + np.asarray(b, np.float32)[None, :]).astype(np.float32)
 
 
@@ -120,37 +148,44 @@ def rotate_half(x):
 
 
 def rope(x, cos, sin):
-    """x [H, T, D], cos/sin [T, D]: ``x * cos + rotate_half(x) * sin``."""
-    x, cos, sin = _f64(x, cos, sin)
-    return _f32(x * cos[None] + rotate_half(x) * sin[None])
+    """x [H, T, D], cos/sin [T, D] (:func:`.rope.rope_tables`): ``x * cos + rotate_half(x) * sin``."""
+    x = np.asarray(x)
+    return x * cos + rotate_half(x) * sin
 
 
 # ------------------------------------------------------------------ attention
 def softmax(x, axis: int = -1):
-    x = np.asarray(x, np.float64)
+    x = np.asarray(x)
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
 
-def attention(q, k, v, q_pos, kv_pos, scale: float | None = None, window: int | None = None):
-    """Eager attention with an additive-style boolean mask: q [Hq, T, D], k/v [Hkv, S, D] -> [T, Hq*D].
+def softcap(x, cap: float):
+    """Gemma's logit soft-capping ``tanh(x / cap) * cap``."""
+    return np.tanh(x / float(cap)) * float(cap)
 
-    Query t (at absolute position q_pos[t]) may read key j (at kv_pos[j]) when
-    ``kv_pos <= q_pos`` and, with a window, ``kv_pos > q_pos - window``.  KV heads
-    are expanded by repeat-interleave (``repeat_kv``).
+
+def attention(q, k, v, q_pos, kv_pos, scale: float | None = None, window: int | None = None,
+              cap: float | None = None):
+    """Eager attention: q [Hq, T, D], k/v [Hkv, S, D] -> [T, Hq*D].
+
+    ``softmax(q k^T * scale (soft-capped by ``cap``) + mask) v``, scale 1/sqrt(D) by default.  Query t (at
+    absolute position q_pos[t]) may read key j (at kv_pos[j]) when ``kv_pos <= q_pos`` and, with a window,
+    ``kv_pos > q_pos - window``.  GQA: query head ``h = g * group + r`` reads KV head ``g`` (``repeat_kv``).
     """
-    q, k, v = _f64(q, k, v)
-    hq, _, d = q.shape
-    group = hq // k.shape[0]
-    k, v = np.repeat(k, group, axis=0), np.repeat(v, group, axis=0)
-    scale = 1.0 / np.sqrt(d) if scale is None else scale
-    s = q @ k.transpose(0, 2, 1) * scale
+    q, k, v = np.asarray(q), np.asarray(k), np.asarray(v)
+    hq, t, d = q.shape
+    hkv = k.shape[0]
+    scale = float(1.0 / np.sqrt(d)) if scale is None else float(scale)
+    s = (q.reshape(hkv, hq // hkv, t, d) @ k[:, None].transpose(0, 1, 3, 2)) * scale  # [Hkv, group, T, S]
+    if cap is not None:
+        s = softcap(s, cap)
     qp, kp = np.asarray(q_pos)[:, None], np.asarray(kv_pos)[None, :]
     allowed = kp <= qp
     if window is not None:
         allowed &= kp > qp - window
-    s = np.where(allowed[None], s, -np.inf)
-    return _f32(merge_heads(softmax(s) @ v))
+    o = softmax(np.where(allowed, s, -np.inf)) @ v[:, None]  # [Hkv, group, T, D]
+    return merge_heads(o.reshape(hq, t, d))
 
 
 def attention_prefill(q, k, v, scale: float | None = None, window: int | None = None):
@@ -172,43 +207,32 @@ def kv_append(cache, x, pos: int):
 
 
 # ------------------------------------------------------------------------ mlp
-def _gelu64(x):
-    x = np.asarray(x, np.float64)
-    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
-
-
-def _silu64(x):
-    x = np.asarray(x, np.float64)
-    return x / (1.0 + np.exp(-x))
-
-
 def gelu(x):
-    """Tanh GELU (gelu_new / gelu_pytorch_tanh)."""
-    return _f32(_gelu64(x))
+    """Tanh GELU (gelu_new / gelu_pytorch_tanh): ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
+    x = np.asarray(x)
+    return 0.5 * x * (1.0 + np.tanh(_GELU_C * (x + 0.044715 * x * x * x)))
 
 
 def silu(x):
-    return _f32(_silu64(x))
+    x = np.asarray(x)
+    return x / (1.0 + np.exp(-x))
 
 
 def swiglu_mlp(x, Wg, Wu, Wd):
-    x, Wg, Wu, Wd = _f64(x, Wg, Wu, Wd)
-    return _f32((_silu64(x @ Wg.T) * (x @ Wu.T)) @ Wd.T)
+    return linear(silu(linear(x, Wg)) * linear(x, Wu), Wd)
 
 
 def geglu_mlp(x, Wg, Wu, Wd):
-    x, Wg, Wu, Wd = _f64(x, Wg, Wu, Wd)
-    return _f32((_gelu64(x @ Wg.T) * (x @ Wu.T)) @ Wd.T)
+    return linear(gelu(linear(x, Wg)) * linear(x, Wu), Wd)
 
 
 def gpt2_mlp(x, W_fc, b_fc, W_proj, b_proj):
-    x, W_fc, b_fc, W_proj, b_proj = _f64(x, W_fc, b_fc, W_proj, b_proj)
-    return _f32(_gelu64(x @ W_fc.T + b_fc) @ W_proj.T + b_proj)
+    return linear(gelu(linear(x, W_fc, b_fc)), W_proj, b_proj)
 
 
 # ------------------------------------------------------------------ residual, selection
 def residual_add(a, b):
-    return _f32(np.asarray(a, np.float64) + np.asarray(b, np.float64))
+    return np.asarray(a) + np.asarray(b)
 
 
 def argmax(x):

@@ -5,9 +5,9 @@ dimension i rotates with i + D/2.  (Meta's original checkpoints and llama.cpp's 
 Llama tensors pair (2i, 2i+1) instead; permute their q/k rows to use this kernel.)
 
 The cos/sin tables depend only on positions, so they are kernel inputs computed here
-in NumPy (fp32, as transformers computes them): :func:`rope_inv_freq` (optionally
-with Llama-3 frequency scaling, and any theta, e.g. Gemma's 1e4 for sliding and 1e6
-for global layers) and :func:`rope_tables`.
+in NumPy (fp32, as transformers computes them), for the kernels and the NumPy model
+alike: :func:`rope_inv_freq` (optionally with Llama-3 frequency scaling, and any theta,
+e.g. Gemma's 1e4 for sliding and 1e6 for global layers) and :func:`rope_tables`.
 """
 from __future__ import annotations
 
@@ -19,16 +19,16 @@ import streamdsl as sd
 from streamdsl import f32
 
 from ._checks import even, fail, named, positive_float, sizes
+from .config import RopeScaling
 
-LLAMA3_SCALING = {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                  "original_max_position_embeddings": 8192}
+LLAMA3_SCALING = RopeScaling()  # Llama 3.2's rope_scaling (factor 32, low/high frequency factors 1 and 4, 8192)
 
 
-def rope_inv_freq(head_dim: int, theta: float = 10000.0, llama3: dict | None = None) -> np.ndarray:
+def rope_inv_freq(head_dim: int, theta: float = 10000.0, llama3: RopeScaling | None = None) -> np.ndarray:
     """``inv_freq[i] = 1 / theta**(2i / head_dim)`` for i < head_dim/2, in fp32 (f32[head_dim // 2]).
 
-    ``llama3`` (e.g. :data:`LLAMA3_SCALING`, Llama-3.2's rope_scaling) divides low
-    frequencies by ``factor`` and blends the medium band, as ``_compute_llama3_parameters``.
+    ``llama3`` (a config's ``rope_scaling``, e.g. :data:`LLAMA3_SCALING`) divides low frequencies by
+    ``factor`` and blends the medium band, as transformers' ``_compute_llama3_parameters``.
     """
     sizes("rope_inv_freq", head_dim=head_dim)
     even("rope_inv_freq", "head_dim", head_dim)
@@ -37,13 +37,12 @@ def rope_inv_freq(head_dim: int, theta: float = 10000.0, llama3: dict | None = N
     inv = (np.float32(1.0) / np.power(np.float32(theta), exps)).astype(np.float32)
     if llama3 is None:
         return inv
-    missing = set(LLAMA3_SCALING) - set(llama3)
-    if missing:
-        fail(f"rope_inv_freq: llama3 scaling lacks {', '.join(sorted(missing))}",
-             hint="pass a rope_scaling dict like LLAMA3_SCALING")
-    factor = np.float32(llama3["factor"])
-    low, high = float(llama3["low_freq_factor"]), float(llama3["high_freq_factor"])
-    old = float(llama3["original_max_position_embeddings"])
+    if not isinstance(llama3, RopeScaling):
+        fail(f"rope_inv_freq: llama3 must be a RopeScaling, got {type(llama3).__name__}",
+             hint="pass the config's rope_scaling or LLAMA3_SCALING (config.RopeScaling)")
+    factor = np.float32(llama3.factor)
+    low, high = float(llama3.low_freq_factor), float(llama3.high_freq_factor)
+    old = float(llama3.original_max_positions)
     wavelen = np.float32(2 * math.pi) / inv
     scaled = np.where(wavelen > old / low, inv / factor, inv).astype(np.float32)
     smooth = ((np.float32(old) / wavelen - np.float32(low)) / np.float32(high - low)).astype(np.float32)

@@ -39,6 +39,7 @@ from typing import Iterator, Mapping
 import numpy as np
 
 from .config import LLMConfig, LLMError, user_loc
+from .ref import quantize_rows
 
 LINEARS = ("q", "k", "v", "o", "gate", "up", "down", "fc", "proj")
 BUS_BITS = 512
@@ -69,7 +70,7 @@ class QuantLinear:
 
 
 def quantize_matrix(w: np.ndarray, bits: int) -> QuantLinear:
-    """Symmetric per-output-channel quantization of a ``[out, in]`` matrix.
+    """Symmetric per-output-channel quantization of a ``[out, in]`` matrix (:func:`.ref.quantize_rows`).
 
     ``qmax = 2**(bits-1) - 1`` (127 for int8, 7 for int4; the code -qmax-1 is
     never used, so the grid is symmetric), ``scale[r] = max|w[r]| / qmax``
@@ -79,12 +80,7 @@ def quantize_matrix(w: np.ndarray, bits: int) -> QuantLinear:
     """
     if bits not in (4, 8):
         raise LLMError(f"weights quantize to 4 or 8 bits, not {bits}", user_loc(), hint="use 'w8a8' or 'w4a8'")
-    w = np.asarray(w, dtype=np.float32)
-    qmax = np.float32(2 ** (bits - 1) - 1)
-    amax = np.max(np.abs(w), axis=1)
-    scale = np.where(amax > 0, amax / qmax, np.float32(1.0)).astype(np.float32)
-    codes = np.clip(np.rint(w / scale[:, None]), -qmax, qmax).astype(np.int8)
-    return QuantLinear(codes, scale, bits)
+    return QuantLinear(*quantize_rows(w, bits), bits)
 
 
 # -- the weight containers ------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from ..ir.loops import trip_count
 from ..ir.nodes import NO_ATTRS, Alloc, Assign, Const, Decl, For, If, Kernel, Load, Store, Var, walk
 from ..types import TensorType, index
 
@@ -53,9 +54,9 @@ def _mentions(s, name: str) -> bool:
 
 
 def _const_trips(lp: For) -> int | None:
-    if isinstance(lp.start, Const) and lp.start.value == 0 and isinstance(lp.stop, Const) and lp.step == 1:
-        return int(lp.stop.value)
-    return None
+    """Trips of a loop whose variable counts 0, 1, ... (it can index a per-iteration copy), else None."""
+    from_zero = isinstance(lp.start, Const) and lp.start.value == 0 and lp.step == 1
+    return trip_count(lp) if from_zero else None
 
 
 def _overwritten_first(lp: For, a: Alloc) -> bool:

@@ -140,7 +140,10 @@ class Interpreter:
         if isinstance(s, Alloc):
             t = s.type
             fill = 0 if s.init is None else self.eval(s.init, ctx)
-            self.env[s.name] = np.full(t.shape, fill, dtype=t.dtype.np)
+            try:
+                self.env[s.name] = np.full(t.shape, fill, dtype=t.dtype.np)
+            except (MemoryError, ValueError):  # NumPy: cannot allocate, or a size past its index range
+                raise alloc_error(s) from None
             return None
         if isinstance(s, If):
             cond = np.asarray(self.eval(s.cond, ctx)).astype(bool)
@@ -517,6 +520,23 @@ def _ordered_float(s) -> bool:
     acc = accumulation(s) if isinstance(s, (Store, Assign)) else None
     v = s.value.operand if isinstance(s.value, Cast) else s.value
     return acc is not None and acc[0] in ("add", "mul") and isinstance(v.dtype, FloatType)
+
+
+def alloc_error(s: Alloc) -> ShapeError:
+    """The error of a local tensor the simulator cannot allocate (either path)."""
+    t = s.type
+    return ShapeError(f"local tensor '{s.name}: {t}' needs {_bytes(t.size * t.dtype.np.itemsize)}, more than the "
+                      "simulator can allocate", s.loc,
+                      hint="no accelerator holds it on chip either: use a smaller shape, or tile the computation "
+                           "over a smaller buffer")
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.3g} {unit}" if unit != "B" else f"{n} B"
+        n /= 1024
+    return f"{n} B"
 
 
 def _max_depth(stmts) -> int:

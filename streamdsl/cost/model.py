@@ -22,10 +22,14 @@ These are model estimates, not Vitis HLS reports.  The model:
   the outer loops carry (``A[o] += ...`` inside ``for k: for o``) recurs
   only after the loops inside the innermost loop that does not index it come
   round, so it bounds II by latency / that distance.
-* An innermost loop with no directive and more than :data:`AUTO_PIPELINE_TRIPS`
-  constant trips is pipelined at II 1, as Vitis HLS does by default
-  (``syn.compile.pipeline_loops`` = 64, UG1399 "Automatic Loop Pipelining"; the
-  emitter never writes ``pipeline off``).
+* Vitis's own pipelining (:func:`_is_pipelined`, ``pipeline_loops`` = :data:`AUTO_PIPELINE_TRIPS`, UG1399
+  "Automatic Loop Pipelining"): an innermost loop of at least 64 constant trips, or a loop whose inner loops
+  all have fewer (unrolled into its pipeline); a perfect nest of them is flattened first.  Loads that do not
+  move with a pipeline are hoisted before it, repeated reads of one address merged, and a memory written at
+  several fixed locations and read in the pipeline serialises its iterations (the rules, with the reports
+  they come from, are in docs/architecture.md; ``benchmarks/calibration.py`` checks them).
+* Device facts by family (:data:`FAMILIES`, :func:`family` of a board or part name): the DSP slice's
+  multiplier and the operator latencies the family differs in; interface adapters by kind (:data:`ADAPTER`).
 * A pipelined loop takes ``(trips - 1) * II + depth`` cycles, where loops inside
   it are fully unrolled (as Vitis does) and ``depth`` is the body's latency.
   The achieved II is the largest of the requested II, the recurrence bound of
@@ -57,20 +61,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ..boards import Board, board as get_board, part
 from ..ir.bounds import Ranges
+from ..ir.loops import trip_count
 from ..ir.deps import (
     bind_class, bound_impl, carried_accumulations, is_var_mul, loop_binds, names_in, periodic_accumulations,
 )
 from ..ir.nodes import (
-    Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Select, Store, UnaryOp, Var, walk,
+    Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Return, Select, Store, UnaryOp, Var,
+    walk,
 )
 from ..types import FixedType, FloatType, IntType
+from ..sched.rewrite import map_expr
 
-BOARD_BUDGET = {  # DSP, BRAM18K, URAM, LUT, FF per device (AMD data sheets DS963, DS963/U280, DS957)
-    "u55c": dict(dsp=9024, bram=4032, uram=960, lut=1303680, ff=2607360),
-    "u280": dict(dsp=9024, bram=4032, uram=960, lut=1303680, ff=2607360),
-    "vck190": dict(dsp=1968, bram=1934, uram=463, lut=899840, ff=1799680),
-}
 
 LATENCY = {  # cycles at 250 MHz
     "f": {"add": 4, "sub": 4, "mul": 3, "add_fabric": 4, "sub_fabric": 4, "mul_fabric": 4, "div": 12, "exp": 8, "log": 10, "sqrt": 12, "rsqrt": 12, "tanh": 20,
@@ -87,7 +90,44 @@ COST = {  # (DSP, LUT) per operator; abs and neg of a float are sign-bit wiring 
     "f64": {"abs": (0, 0), "neg": (0, 0), "add": (3, 700), "sub": (3, 700), "mul": (11, 200), "div": (0, 3200), "exp": (26, 2000),
             "add_fabric": (0, 1000), "sub_fabric": (0, 1000), "mul_fabric": (0, 2600)},
 }
-AUTO_PIPELINE_TRIPS = 64
+AUTO_PIPELINE_TRIPS = 64  # syn.compile.pipeline_loops (UG1399 "config_compile"): loops of this many trips or more
+
+
+@dataclass(frozen=True)
+class Family:
+    """Facts of one device family that the model prices by: the DSP slice's multiplier (its two signed input
+    widths) and the operator latencies that differ from :data:`LATENCY` (cycles at a reference clock)."""
+
+    name: str
+    dsp_a: int  # the wide input of the DSP multiplier (signed bits)
+    dsp_b: int  # the narrow one
+    latency: dict = field(default_factory=dict)  # (class, op) -> (cycles, at MHz)
+
+
+FAMILIES = {
+    # DSP48E2 27 x 18 (UG579); LATENCY's table is this family's, but for a 32 x 32 integer multiply, one
+    # stage at 200 MHz (mul_32s_32s_32_1_1 in the LAP reports on the xck24)
+    "ultrascale+": Family("ultrascale+", 27, 18, {("i", "mul"): (0, 200.0)}),
+    # DSP48E1 25 x 18 (UG479); a 32 x 32 integer multiply is 3 slices and 4 cycles at 200 MHz
+    # (mul_32s_32s_32_5_1 in the LAP reports on the xc7k160t, benchmarks/calibration/published.json)
+    "7series": Family("7series", 25, 18, {("i", "mul"): (4, 200.0)}),
+    # DSP58 27 x 24 (AM004)
+    "versal": Family("versal", 27, 24),
+}
+
+
+def as_board(board, clock_mhz: float | None = None) -> Board:
+    """A Board, a board's name, or a bare AMD part's name (``"xc7k160t-fbg484-1"``: :func:`streamdsl.boards.part`)."""
+    if isinstance(board, str) and board.lower().startswith("xc"):
+        return part(board, clock_mhz or 250.0)
+    return get_board(board)
+
+
+def family(board) -> Family:
+    """The device family of a board or an AMD part name (u55c is an xcu55c: UltraScale+)."""
+    return FAMILIES[as_board(board).family]
+
+
 BRAM_BITS = 18 * 1024
 SMALL_BANK_BITS = 1024  # a bank this small is distributed RAM (LUTs), not a BRAM18K of its own
 URAM_BITS = 288 * 1024
@@ -97,11 +137,18 @@ def _class(t) -> str:
     return "f" if isinstance(t, FloatType) else "i"
 
 
-def op_latency(op: str, t, clock_mhz: float) -> int:
+def op_latency(op: str, t, clock_mhz: float, fam: Family | None = None) -> int:
+    """Cycles of one operator at ``clock_mhz``: :data:`LATENCY` (at 250 MHz) scaled by the clock and rounded up,
+    or the family's own figure (a report's, at its clock) up to that clock; above it, the larger of the two
+    (an operator a report shows combinational at 200 MHz need not be at 300)."""
     table = LATENCY[_class(t)]
     key = "cmp" if op in ("eq", "ne", "lt", "le", "gt", "ge") else op
-    base = table.get(key, 1 if _class(t) == "i" else 4)
-    return math.ceil(base * clock_mhz / 250.0)
+    base = math.ceil(table.get(key, 1 if _class(t) == "i" else 4) * clock_mhz / 250.0)
+    own = (fam or FAMILIES["ultrascale+"]).latency.get((_class(t), key))
+    if own is None:
+        return base
+    scaled = math.ceil(own[0] * clock_mhz / own[1])
+    return scaled if clock_mhz <= own[1] else max(scaled, base)
 
 
 def _power_of_two(e) -> bool:
@@ -113,7 +160,15 @@ def _bits(t) -> int:
     return t.bits if isinstance(t, IntType) else t.width if isinstance(t, FixedType) else 32
 
 
-def op_cost(op: str, t, widths: tuple[int, int] | None = None) -> tuple[int, int]:
+def dsp_tiles(a: int, b: int, out: int, fam: Family) -> int:
+    """DSP slices of an ``a`` x ``b`` bit multiply whose result keeps its low ``out`` bits: the operands cut into
+    the slice's unsigned widths (its signed inputs less the sign), one slice per pair of pieces whose product
+    lands below bit ``out`` (a 32 x 32 multiply into 32 bits is 3 slices on a DSP48E1 or DSP48E2, not 4)."""
+    narrow, wide = fam.dsp_b - 1, fam.dsp_a - 1
+    return sum(1 for i in range(0, a, narrow) for j in range(0, b, wide) if i + j < out)
+
+
+def op_cost(op: str, t, widths: tuple[int, int] | None = None, fam: Family | None = None) -> tuple[int, int]:
     """(DSP, LUT) of one operator on dtype ``t``; ``widths``: a multiply's operand widths before widening."""
     if isinstance(t, FloatType):
         table = COST.get(t.name if t.name in COST else "f32", COST["f32"])
@@ -128,7 +183,7 @@ def op_cost(op: str, t, widths: tuple[int, int] | None = None) -> tuple[int, int
         a, b = sorted(widths or (bits, bits))
         if a <= 10:
             return (0, a * b)  # a narrow multiplier in LUTs
-        return (math.ceil(b / 27) * math.ceil(a / 18), 20)
+        return (dsp_tiles(a, b, bits, fam or FAMILIES["ultrascale+"]), 20)
     if op == "shift":  # floordiv / mod by a power of two: bit selection
         return (0, 0)
     if op in ("floordiv", "mod"):
@@ -146,6 +201,7 @@ class LoopEstimate:
     ii: int | None = None
     depth: int | None = None
     note: str = ""
+    prologue: int = 0  # cycles of the loads hoisted out of a pipeline, before its first iteration
 
 
 @dataclass
@@ -174,22 +230,28 @@ class KernelReport:
         out.append("  resources (used / available):")
         for key in ("dsp", "bram", "uram", "lut", "ff"):
             used, avail = self.resources.get(key, 0), self.budget[key]
-            out.append(f"    {key.upper():<5} {used:>9} / {avail:<9} ({100.0 * used / avail:.2f} %)")
+            out.append(f"    {key.upper():<5} {used:>9} / {avail:<9} " + (f"({100.0 * used / avail:.2f} %)" if avail else "(unknown)"))
         out.append("  assumptions: see streamdsl/backend/hls/report.py (op latencies at 250 MHz, "
                    "loop control 1 cycle/iteration, 2 ports per memory bank)")
         return "\n".join(out)
 
 
 class _Model:
-    def __init__(self, k: Kernel, clock: float):
-        self.k, self.clock = k, clock
+    def __init__(self, k: Kernel, clock: float, fam: Family | None = None):
+        self.k, self.clock, self.fam = k, clock, fam or FAMILIES["ultrascale+"]
         self.res = dict(dsp=0, bram=0, uram=0, lut=0, ff=0)
         self.loops: list[LoopEstimate] = []
         self.bind: list[dict[str, str]] = []  # bind_op classes -> impls of the loops around (innermost last)
         self.preadd: set[int] = set()  # ids of adds that feed a DSP multiplier (its pre-adder)
         self.ranges = Ranges()  # integer scalars' intervals, for loops with expression bounds
+        self.pipe_vars: frozenset = frozenset()  # the loops of the flattened nest being modeled, outside its pipeline
+        self.forced: set[int] = set()  # ids of loops pipelined as the innermost of a flattened nest
         self.banks = {p.name: 1 for p in k.params}
         self.regs: set[str] = set()  # locals partitioned into registers (a bank an element): no port limit
+        # returned arrays of an ap_memory kernel are the caller's RAMs behind its ports: no storage here
+        ret = k.body[-1] if k.body and isinstance(k.body[-1], Return) else None
+        self.ports = {v.name for v in ret.values if hasattr(v, "name")} \
+            if ret is not None and k.attrs.get("interface") == "ap_memory" else set()
         for n in (n for s in k.body for n in walk(s)):
             if isinstance(n, Alloc):
                 self.banks[n.name] = alloc_banks(n)
@@ -233,7 +295,7 @@ class _Model:
             elif bound_impl(self.bind, bind_class(e)) == "fabric" and _class(t) == "f":
                 name += "_fabric"  # a float add or multiply in LUTs only
             ops.append((name, t, widths))
-            return op_latency(name, t, self.clock) + max(self.expr(c, ops) for c in kids)
+            return op_latency(name, t, self.clock, self.fam) + max(self.expr(c, ops) for c in kids)
         if isinstance(e, Cast):
             src = e.operand.dtype
             wiring = isinstance(src, IntType) and isinstance(e.dtype, IntType) or (
@@ -241,17 +303,21 @@ class _Model:
                 and _bits(e.dtype) >= _bits(src))
             if not wiring:  # sign or zero extension of an integer is wiring, and so is its truncation
                 ops.append(("cast", src, None))
-            return op_latency("cast", e.operand.dtype, self.clock) + self.expr(e.operand, ops)
+            return op_latency("cast", e.operand.dtype, self.clock, self.fam) + self.expr(e.operand, ops)
         if isinstance(e, Select):
             return 1 + max(self.expr(x, ops) for x in (e.cond, e.then, e.orelse))
         return 0
 
     def _charge(self, ops: list, copies: int) -> None:
         for name, t, widths in ops:
-            d, lut = op_cost(name, t, widths)
+            d, lut = op_cost(name, t, widths, self.fam)
             self.res["dsp"] += d * copies
             self.res["lut"] += lut * copies
-            self.res["ff"] += 2 * lut * copies
+            if name == "mul" and d > 1 and _class(t) == "i":  # an integer multiply over several slices keeps its partial products in
+                # fabric registers at every stage: 2 x result bits a cycle of its latency
+                self.res["ff"] += 2 * _bits(t) * op_latency(name, t, self.clock, self.fam) * copies
+            else:
+                self.res["ff"] += 2 * lut * copies
 
     def body(self, stmts, copies: int, unrolled: bool) -> int:
         total = 0
@@ -276,7 +342,7 @@ class _Model:
             self.alloc(s)
             return 0 if s.init is None else math.ceil(s.type.size / max(1, self.banks[s.name]))
         if isinstance(s, CallKernel):
-            sub = _Model(self.k.callee(s.callee), self.clock)
+            sub = _Model(self.k.callee(s.callee), self.clock, self.fam)
             cyc = sub.body(sub.k.body, copies, unrolled)
             for key in self.res:
                 self.res[key] += sub.res[key]
@@ -302,21 +368,27 @@ class _Model:
         if unrolled or s.attrs.get("unroll") == 0:
             lat = self.body(s.body, copies * trips, True)
             return lat + _tree_depth(s, trips, self.clock)
-        auto = "pipeline" not in s.attrs and _is_pipelined(s)
+        auto = "pipeline" not in s.attrs and (_is_pipelined(s) or id(s) in self.forced)
         chain = self._perfect_chain(s)
         if chain is not None:
             return self._flattened(chain, copies)
         if "pipeline" in s.attrs or auto:
             ii_req = int(s.attrs.get("pipeline", 1))
+            pipe = self.pipe_vars | {s.var}
             depth = self.body(s.body, copies, True)
             ii_rec = _recurrence(s, self.clock)
-            ii_mem = self._port_ii(s)
-            ii = max(ii_req, ii_rec, ii_mem)
-            cycles = (trips - 1) * ii + depth + 1
-            note = ["auto-pipelined (Vitis default for > 64 trips)"] if auto else []
+            ii_mem, prologue = self._port_ii(s, pipe)
+            ii_carry = depth if self._memory_carried(s, pipe) else 1
+            ii = max(ii_req, ii_rec, ii_mem, ii_carry)
+            cycles = (trips - 1) * ii + depth + 1 + prologue
+            note = ["auto-pipelined (Vitis's pipeline_loops)"] if auto else []
             if ii != ii_req:
-                note.append(f"II {ii} > {ii_req}: " + ("accumulation recurrence" if ii == ii_rec else "memory ports"))
-            self.loops.append(LoopEstimate(s.var, trips, cycles, ii, depth, "; ".join(note)))
+                why = ("accumulation recurrence" if ii == ii_rec else "memory ports" if ii == ii_mem
+                       else "a memory location each iteration reads and writes (the iteration waits for the last)")
+                note.append(f"II {ii} > {ii_req}: {why}")
+            if prologue:
+                note.append(f"loop-invariant loads hoisted before it ({prologue} cycles)")
+            self.loops.append(LoopEstimate(s.var, trips, cycles, ii, depth, "; ".join(note), prologue))
             return cycles
         f = s.attrs.get("unroll") or 1
         body = self.body(s.body, copies * f, False)
@@ -330,52 +402,121 @@ class _Model:
         return cycles
 
     def _perfect_chain(self, s: For) -> list[For] | None:
-        """``s`` and the loops down to a pipelined one when they form a perfect nest Vitis flattens: each holds
-        only the next, constant bounds, no directive but the innermost's pipeline."""
+        """``s`` and the loops down to the innermost when they form a perfect nest Vitis flattens (UG1399
+        "Working with Nested Loops": each loop holds only the next, no directive but the innermost's pipeline,
+        only the outermost with bounds that are expressions), ending at a pipelined loop or at an innermost loop
+        the flattened nest's trips make pipelined (``pipeline_loops``: at least 64 in all)."""
         chain = [s]
         while True:
             lp = chain[-1]
+            if lp is not s and not _constant(lp):
+                return None
             if lp is not s and _is_pipelined(lp):
                 return chain
-            if ("pipeline" in lp.attrs or "unroll" in lp.attrs or not isinstance(lp.start, Const)
-                    or not isinstance(lp.stop, Const) or len(lp.body) != 1 or not isinstance(lp.body[0], For)):
+            if "pipeline" in lp.attrs or "unroll" in lp.attrs:
                 return None
-            chain.append(lp.body[0])
+            if len(lp.body) == 1 and isinstance(lp.body[0], For):
+                chain.append(lp.body[0])
+                continue
+            if lp is s or _holds_loop(lp):
+                return None
+            total = _trips(s, self.ranges) * math.prod(_trips(x) for x in chain[1:])
+            return chain if total >= AUTO_PIPELINE_TRIPS else None
 
     def _flattened(self, chain: list[For], copies: int) -> int:
         """One pipeline over the iterations of a perfect nest: ``(prod trips - 1) x II + depth``; an accumulation
-        the outer loops carry recurs only after the loops inside them come round (its distance)."""
+        the outer loops carry recurs only after the loops inside them come round (its distance).  The outermost
+        loop's trips are its largest (a triangular nest counts its longest row, as the reports do)."""
+        total = _trips(chain[0], self.ranges) * math.prod(_trips(lp) for lp in chain[1:])
         for lp in chain[1:-1]:
             self.ranges.loop(lp.var, lp.start, lp.stop)
-        self.loop(chain[-1], copies, False)
+        outer, self.pipe_vars = self.pipe_vars, self.pipe_vars | {lp.var for lp in chain[:-1]}
+        self.forced.add(id(chain[-1]))
+        try:
+            self.loop(chain[-1], copies, False)
+        finally:
+            self.pipe_vars = outer
+            self.forced.discard(id(chain[-1]))
         inner = self.loops[-1]
-        total = math.prod(_trips(lp) for lp in chain)
         ii = max(inner.ii or 1, _flat_recurrence(chain, self.clock))
-        cycles = (total - 1) * ii + (inner.depth or 0) + 1
+        cycles = (total - 1) * ii + (inner.depth or 0) + 1 + inner.prologue
         names = " x ".join(lp.var for lp in chain)
         self.loops.append(LoopEstimate(chain[0].var, total, cycles, ii, inner.depth,
-                                       f"perfect nest {names} flattened into one pipeline (Vitis default)"))
+                                       f"perfect nest {names} flattened into one pipeline (Vitis default)",
+                                       inner.prologue))
         return cycles
 
-    def _port_ii(self, s: For) -> int:
-        """Accesses per iteration to one bank / 2 ports.  The unrolled copies of an access touch as many
-        addresses as the unrolled loops its index uses make (copies along a loop it does not use share an
-        address: one read, merged, or one write, the last); a local declared inside makes every copy count.
-        A local partitioned into registers (a bank an element) has no ports to run out of."""
+    def _port_ii(self, s: For, pipe: set) -> tuple[int, int]:
+        """(II the memory ports allow, cycles of the hoisted loads).  Accesses per iteration to one bank / 2
+        ports, where:
+
+        * the unrolled copies of an access touch as many addresses as the unrolled loops its index uses make
+          (copies along a loop it does not use share an address: one read, merged, or one write, the last);
+          a local declared inside makes every copy count;
+        * accesses of one array at the same index over the same unrolled loops are one access (Vitis merges
+          repeated reads of an address in an iteration, even from two statements: atax reads ``A[i][j]`` in
+          two loops over ``j`` at II 34, not port-bound);
+        * a load whose index does not move with the pipelined loops, from an array the pipeline does not
+          write, is hoisted before the pipeline and kept in registers (covariance reads ``data[k][i]`` once per
+          row: II 16 for the 32 reads of ``data[k][j]``, and 542 - 523 cycles of a row are those loads);
+        * a local partitioned into registers (a bank an element) has no ports to run out of."""
         count: dict[str, int] = {}
+        seen: set = set()
+        hoisted: dict[str, int] = {}
         accesses = list(_accesses_in_loops(s.body, ()))
         deps = _local_deps(s.body)
+        stored = {n.name for n, _ in accesses if isinstance(n, Store)}
+        moving = _assigned(s.body)  # locals reassigned inside: their value moves with the pipeline
         for n, around in accesses:
-            used = _through(set().union(*map(names_in, n.indices)), deps)
+            names = set().union(*map(names_in, n.indices))
+            used = _through(names, deps)
             counted = [lp for lp in around if lp.var in used]
-            count[n.name] = count.get(n.name, 0) + math.prod(_trips(lp) for lp in counted)
+            copies = math.prod(_trips(lp) for lp in counted)
+            key = (n.name, isinstance(n, Store), _addresses(n.indices, counted))
+            if key in seen:
+                continue
+            seen.add(key)
+            if isinstance(n, Load) and n.name not in stored and not (used & pipe) and not (names & moving):
+                hoisted[n.name] = hoisted.get(n.name, 0) + copies
+                self.res["ff"] += copies * _bits(n.dtype)  # the registers that keep them
+                continue
+            count[n.name] = count.get(n.name, 0) + copies
         worst = 1
         for name, c in count.items():
             if name not in self.regs:
                 worst = max(worst, math.ceil(c / (2 * self.banks.get(name, 1))))
-        return worst
+        # the hoisted loads share the entry cycle already counted; the rest of their reads come first
+        prologue = max((math.ceil(c / (2 * self.banks.get(name, 1))) - 1 for name, c in hoisted.items()
+                        if name not in self.regs), default=0)
+        return worst, prologue
+
+    def _memory_carried(self, s: For, pipe: set) -> bool:
+        """Does the pipeline write several locations of a memory that do not move with it and read that memory
+        too?  Then each iteration reads what the one before wrote, through the RAM's two ports, and waits for
+        its last write: the II is the iteration's latency (atax's ``y[j]`` and bicg's ``s[j]``, updated for
+        every ``j`` in each iteration of the pipelined ``i``: II 34 = depth 34, II 30 = depth 30).  One such
+        location (a sum into ``Y[0]``) is :func:`_recurrence`'s accumulation instead.  A write at an address
+        read from memory (``A[addr[i]]``) may hit what the next iteration reads, so Vitis waits for it too
+        (getTanh's ``A[address]`` update: II 18, depth 22)."""
+        accesses = list(_accesses_in_loops(s.body, ()))
+        deps = _local_deps(s.body)
+        loaded = {n.name for n, _ in accesses if isinstance(n, Load)}
+        gathered = _from_memory(s.body)
+        fixed: dict[str, int] = {}
+        for n, around in accesses:
+            if not isinstance(n, Store) or n.name in self.regs or n.name not in loaded:
+                continue
+            names = set().union(*map(names_in, n.indices))
+            if names & gathered:
+                return True
+            used = _through(names, deps)
+            if not used & pipe:
+                fixed[n.name] = fixed.get(n.name, 0) + math.prod(_trips(lp) for lp in around if lp.var in used)
+        return any(c > 1 for c in fixed.values())
 
     def alloc(self, a: Alloc) -> None:
+        if a.name in self.ports:
+            return
         bits = a.type.size * (a.type.dtype.bits if hasattr(a.type.dtype, "bits") else a.type.dtype.width)
         bind = a.attrs.get("bind")
         banks = self.banks[a.name]
@@ -389,13 +530,14 @@ class _Model:
             self.res["bram"] += banks * math.ceil(bits / banks / BRAM_BITS)
 
 
-def lane_cost(k: Kernel, stmts, board: str = "u55c", clock_mhz: float = 250.0) -> float:
+def lane_cost(k: Kernel, stmts, board="u55c", clock_mhz: float | None = None) -> float:
     """The logic of one copy of ``stmts`` (inner loops unrolled), in LUTs plus DSPs at the board's LUTs per DSP:
     what one more lane of a loop with this body costs, as a share of the board."""
-    m = _Model(k, clock_mhz)
+    b = as_board(board)
+    m = _Model(k, clock_mhz or b.clock_mhz, FAMILIES[b.family])
     m.body(stmts, 1, True)
-    b = BOARD_BUDGET[board if board in BOARD_BUDGET else "u55c"]
-    return m.res["lut"] + m.res["dsp"] * b["lut"] / b["dsp"]
+    t = b.total
+    return m.res["lut"] + m.res["dsp"] * t["lut"] / max(1, t["dsp"])
 
 
 def _local_deps(stmts) -> dict[str, set]:
@@ -458,8 +600,9 @@ def _int_range(e) -> tuple[int, int] | None:
 def _trips(s: For, ranges: Ranges | None = None) -> int:
     """Iterations of loop ``s``; with expression bounds, the most it can make (:class:`~streamdsl.ir.bounds.Ranges`
     of the scalars in scope), else the largest constant in its bounds."""
-    if isinstance(s.start, Const) and isinstance(s.stop, Const):
-        return max(0, -(-(s.stop.value - s.start.value) // s.step))
+    n = trip_count(s)
+    if n is not None:
+        return n
     most = ranges.max_trips(s.start, s.stop, s.step) if ranges is not None else None
     return max(1, most if most is not None else _bound_guess(s))
 
@@ -482,12 +625,58 @@ def _tree_depth(s: For, trips: int, clock: float) -> int:
     return max((steps(n.value.dtype, m) * op_latency(op, n.value.dtype, clock) for n, op, m in chains), default=0)
 
 
+def _constant(s: For) -> bool:
+    return isinstance(s.start, Const) and isinstance(s.stop, Const)
+
+
+def _small(s: For) -> bool:
+    """A loop Vitis unrolls into the pipeline of the loop around it: no directive, constant trips below
+    ``pipeline_loops`` (64), and only such loops inside."""
+    return ("pipeline" not in s.attrs and "unroll" not in s.attrs and _constant(s) and _trips(s) < AUTO_PIPELINE_TRIPS
+            and all(_small(n) for b in s.body for n in walk(b) if isinstance(n, For) and n is not s))
+
+
 def _is_pipelined(s: For) -> bool:
-    """Explicitly pipelined, or an innermost loop of more than AUTO_PIPELINE_TRIPS constant trips (auto)."""
+    """Explicitly pipelined, or pipelined by Vitis on its own (``pipeline_loops`` = 64, UG1399 "config_compile"
+    and "Automatic Loop Pipelining"): an innermost loop of at least 64 constant trips; or, moving up the nest,
+    a loop with no directive whose inner loops all have fewer trips (they are unrolled into its pipeline:
+    matvec's rows at II 15, atax and bicg's at 34 and 30) and whose body is not just one loop (a perfect
+    nest is flattened instead, :meth:`_Model._perfect_chain`).  Its own bounds may be expressions (covariance's
+    ``for j in range(i, 32)``)."""
     if "pipeline" in s.attrs:
         return True
-    return ("unroll" not in s.attrs and isinstance(s.start, Const) and isinstance(s.stop, Const)
-            and _trips(s) > AUTO_PIPELINE_TRIPS and not any(isinstance(n, For) for b in s.body for n in walk(b)))
+    if "unroll" in s.attrs:
+        return False
+    inner = [n for b in s.body for n in walk(b) if isinstance(n, For)]
+    if not inner:
+        return _constant(s) and _trips(s) >= AUTO_PIPELINE_TRIPS
+    single = len(s.body) == 1 and isinstance(s.body[0], For)
+    return not single and all(_small(n) for n in inner)
+
+
+def _addresses(indices, loops) -> str:
+    """The addresses an access's unrolled copies touch, as text that two accesses share when they touch the
+    same ones: its index with each unrolled loop's variable written as that loop's range (two loops over the
+    same range, renamed ``j`` and ``j1`` by the frontend, give the same addresses)."""
+    ranges = {lp.var: f"{lp.start!r}:{lp.stop!r}:{lp.step}" for lp in loops}
+    named = lambda e: Var(ranges[e.name], e.dtype) if isinstance(e, Var) and e.name in ranges else None  # noqa: E731
+    return repr(tuple(map_expr(i, named) for i in indices))
+
+
+def _from_memory(stmts) -> set[str]:
+    """Scalar locals of ``stmts`` whose value is read from memory (directly or through other such locals):
+    an address made of one is unknown to the scheduler."""
+    out: set[str] = set()
+    for n in (n for b in stmts for n in walk(b)):
+        value = n.init if isinstance(n, Decl) else n.value if isinstance(n, Assign) else None
+        if value is not None and any(isinstance(x, Load) or isinstance(x, Var) and x.name in out for x in walk(value)):
+            out.add(n.name)
+    return out
+
+
+def _assigned(stmts) -> set[str]:
+    """Scalars assigned (not declared) in ``stmts``."""
+    return {n.name for b in stmts for n in walk(b) if isinstance(n, Assign)}
 
 
 def _holds_loop(s: For) -> bool:
@@ -550,11 +739,21 @@ def _banks_of(parts, shape) -> int:
     return banks
 
 
-def estimate(k: Kernel, board: str = "u55c", clock_mhz: float = 250.0) -> KernelReport:
-    m = _Model(k, clock_mhz)
+ADAPTER = {  # (LUT, FF) of one top-level array port by interface kind
+    "m_axi": (1500, 2000),  # an AXI master: address channel, burst logic, read and write buffers
+    "ap_memory": (0, 0),  # RAM ports: address, enable and data wires; the LAP reports list no adapter instance
+}
+
+
+def estimate(k: Kernel, board="u55c", clock_mhz: float | None = None) -> KernelReport:
+    """Cycles and resources of kernel ``k`` on ``board`` (a Board, a board name, or a bare AMD part name such as
+    ``"xc7k160t-fbg484-1"``) at ``clock_mhz`` (default: the board's kernel clock)."""
+    b = as_board(board, clock_mhz)
+    clock_mhz = float(clock_mhz or b.clock_mhz)
+    m = _Model(k, clock_mhz, FAMILIES[b.family])
     cycles = m.body(k.body, 1, False)
-    for p in k.params:
-        if hasattr(p.type, "shape"):
-            m.res["lut"] += 1500  # one m_axi adapter per array port
-            m.res["ff"] += 2000
-    return KernelReport(k.name, board, clock_mhz, cycles, m.res, BOARD_BUDGET[board], m.loops)
+    lut, ff = ADAPTER[k.attrs.get("interface", "m_axi")]
+    ports = [p for p in k.params if hasattr(p.type, "shape")]
+    m.res["lut"] += lut * len(ports)
+    m.res["ff"] += ff * len(ports)
+    return KernelReport(k.name, b.name, clock_mhz, cycles, m.res, b.total, m.loops)

@@ -1,6 +1,10 @@
 """The dataflow layer: itensors, task graphs, fusion, FIFO sizing and the token simulator."""
-from .dfschedule import DataflowSchedule, EdgeHandle, FifoHandle, TaskHandle  # noqa: F401
-from .fusion import FusionPlan  # noqa: F401
-from .graph import DataflowFunction, DataflowGraph, dataflow  # noqa: F401
-from .layout import DMA  # noqa: F401
-from .tokensim import DeadlockError, SimResult  # noqa: F401
+from .dfschedule import DataflowSchedule, EdgeHandle, FifoHandle, Placement, TaskHandle
+from .fusion import FusionPlan
+from .graph import DataflowFunction, DataflowGraph, dataflow
+from .itensor import Converter, ITensor, converter
+from .layout import DMA
+from .tokensim import DeadlockError, SimResult
+
+__all__ = ["Converter", "DMA", "DataflowFunction", "DataflowGraph", "DataflowSchedule", "DeadlockError", "EdgeHandle",
+           "FifoHandle", "FusionPlan", "ITensor", "Placement", "SimResult", "TaskHandle", "converter", "dataflow"]

@@ -16,7 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ..errors import ScheduleError, StreamDSLError, caller_loc, user_facing
+from .. import registry
+from ..boards import board as get_board
+from ..errors import ScheduleError, StreamDSLError, caller_loc, user_facing, user_facing_methods
 from ..ir.nodes import Kernel
 from ..sched.schedule import Schedule
 from ..types import IntType
@@ -26,7 +28,9 @@ from .graph import DataflowFunction, DataflowGraph
 from .itensor import ITensor, converter
 from .layout import LayoutRefusal, check_layout, dtype_bits, tiled, whole
 from .lower import Fifo, Lowered, lower, result_locals
-from .tokensim import DeadlockError, SimResult, required_depths, simulate
+from .timing import DesignTiming, design_timing
+from .trace import DataflowStep, DataflowTrace
+from .tokensim import DeadlockError, SimResult, simulate
 
 DEFAULT_DEPTH = 2  # what Vitis HLS gives an hls::stream without a depth pragma
 
@@ -79,6 +83,7 @@ def _err(prim: str, message: str, hint: str | None = None) -> ScheduleError:
     return ScheduleError(f"{prim}: {message}", caller_loc(), hint=hint)
 
 
+@user_facing_methods
 class DataflowSchedule:
     """Layouts, regions, kernel schedules and FIFO depths of one dataflow function."""
 
@@ -99,17 +104,18 @@ class DataflowSchedule:
         self._placed: dict[str, Placement] = {}
         self._sized: dict[str, int] = {}
         self._sizing: F.Sizing | None = None
-        self._sized_for: tuple | None = None  # the timing the sizing was computed for
+        self._sized_for: tuple | None = None  # the timing key the sizing was computed for
+        self._board = get_board("u55c")  # the board the FIFOs were last sized for: simulate()'s default
+        self._timing: tuple | None = None
         self.plan: FusionPlan | None = None
         self._lowered: tuple | None = None
-        self.trace: list[str] = [f"g = sd.schedule({self.graph.ir.name})"]
+        self.trace = DataflowTrace(self.graph.ir.name, live=self._schedules)
 
     # ------------------------------------------------------------- handles
     def tasks(self) -> list[TaskHandle]:
         """Every task, in program (topological) order."""
         return [TaskHandle(self, t) for t in self.graph.tasks]
 
-    @user_facing
     def task(self, name: str) -> TaskHandle:
         if name not in self.graph.tasks:
             raise _err("task", f"dataflow '{self.graph.ir.name}' has no task '{name}'",
@@ -119,7 +125,6 @@ class DataflowSchedule:
     def edges(self) -> list[EdgeHandle]:
         return [EdgeHandle(self, e) for e in self.graph.edges]
 
-    @user_facing
     def edge(self, name: str) -> EdgeHandle:
         if name not in self.graph.edges:
             raise _err("edge", f"dataflow '{self.graph.ir.name}' has no edge '{name}'",
@@ -147,14 +152,39 @@ class DataflowSchedule:
             raise _err(prim, f"pass edge handles, not the string {e!r}", hint=f'g.edge("{e}")')
         raise _err(prim, f"expected an edge handle, got {type(e).__name__}", hint="use g.edge(name)")
 
+    def _record(self, primitive: str, *args, **kwargs) -> None:
+        """Append a step to the trace: handles as (kind, name), and each kernel schedule's length now."""
+        def enc(a):
+            if isinstance(a, _Handle):
+                return (a.kind, a.name)
+            return tuple(enc(x) for x in a) if isinstance(a, (list, tuple)) else a
+
+        self.trace.steps.append(DataflowStep(primitive, tuple(enc(a) for a in args),
+                                             tuple((k, enc(v)) for k, v in kwargs.items()),
+                                             tuple((t, len(s.trace.steps)) for t, s in self._schedules.items())))
+
+    def _handle(self, a):
+        """A recorded argument back as a handle of this schedule (trace replay)."""
+        if isinstance(a, tuple) and len(a) == 2 and a[0] in ("task", "edge", "fifo") and isinstance(a[1], str):
+            return {"task": TaskHandle, "edge": EdgeHandle, "fifo": FifoHandle}[a[0]](self, a[1])
+        if isinstance(a, (list, tuple)):
+            return type(a)(self._handle(x) for x in a)
+        return a
+
+    def fifo_handle(self, name: str) -> FifoHandle:
+        """The FIFO named ``name`` (as ``g.fifos()`` and ``print(g)`` name them)."""
+        names = [f.name for f in self.lowered().streams]
+        if name not in names:
+            raise _err("fifo_handle", f"no FIFO named {name!r}", hint=f"FIFOs now: {', '.join(names)}")
+        return FifoHandle(self, name)
+
     # --------------------------------------------------------- kernel level
-    @user_facing
     def schedule(self, task) -> Schedule:
         """The task's kernel schedule; later timing and builds use its IR as scheduled."""
         name = self._task("schedule", task)
         if name not in self._schedules:
+            self._record("schedule", TaskHandle(self, name))
             self._schedules[name] = Schedule(self.graph.kernel(name))
-            self.trace.append(f's_{name} = g.schedule(g.task("{name}"))')
         return self._schedules[name]
 
     def kernel_ir(self, task: str) -> Kernel:
@@ -162,7 +192,6 @@ class DataflowSchedule:
         return s.ir if s is not None else self.graph.kernel(task)
 
     # ------------------------------------------------------------- layouts
-    @user_facing
     def stream(self, edge, tile=None, order=None, *, itensor=None, side=None) -> ITensor:
         """Give ``edge`` a stream layout: ``tile`` (element shape) and ``order`` (data dims, outermost first).
 
@@ -208,11 +237,12 @@ class DataflowSchedule:
                 self._prod[e] = lay
             else:
                 self._cons[(e, s)] = lay
-        args = f"tile={tuple(tile)!r}" + (f", order={tuple(order)!r}" if order is not None else "") \
-            if tile is not None else f'itensor="{lay}"'
-        side_arg = "" if side is None else f', side=g.task("{side.name}")' if isinstance(side, TaskHandle) \
-            else f", side={side!r}"
-        self.trace.append(f'g.stream(g.edge("{e}"), {args}{side_arg})')
+        kw = dict(tile=tuple(tile)) if tile is not None else dict(itensor=str(lay))
+        if tile is not None and order is not None:
+            kw["order"] = tuple(order)
+        if side is not None:
+            kw["side"] = side
+        self._record("stream", EdgeHandle(self, e), **kw)
         return lay
 
     def layout(self, edge, side="producer") -> ITensor:
@@ -223,7 +253,6 @@ class DataflowSchedule:
             return self._prod.get(e) or whole(t)
         return self._cons.get((e, side.name if isinstance(side, TaskHandle) else side)) or whole(t)
 
-    @user_facing
     def bundle(self, *edges) -> tuple[str, ...]:
         """Read graph inputs ``edges`` with one DMA process, one after the other in the order given, over one
         set of memory channels (a weight streamer): each waits for the one before it to be read whole, and
@@ -246,13 +275,12 @@ class DataflowSchedule:
                 raise _err("bundle", f"edge '{n}' is already in the bundle {', '.join(taken)}",
                            hint="each input is read by one DMA process")
         self._bundles.append(tuple(names))
-        self.trace.append(f"g.bundle({', '.join(f'g.edge({n!r})' for n in names)})")
+        self._record("bundle", *(EdgeHandle(self, n) for n in names))
         return tuple(names)
 
     def bundles(self) -> list[tuple[str, ...]]:
         return list(self._bundles)
 
-    @user_facing
     def store_at(self, edge, offset: str, axis: int, extent: int) -> Placement:
         """Store graph result ``edge`` in place, into a larger array: the top function's port is ``extent``
         long along ``axis`` and the result's ``n`` rows land at ``offset .. offset + n - 1`` there (``offset``
@@ -282,7 +310,7 @@ class DataflowSchedule:
             raise _err("store_at", f"edge '{name}' is already stored {self._placed[name]}",
                        hint="each result is stored in one place")
         self._placed[name] = Placement(axis, extent, offset)
-        self.trace.append(f"g.store_at(g.edge({name!r}), {offset!r}, axis={axis}, extent={extent})")
+        self._record("store_at", EdgeHandle(self, name), offset, axis=axis, extent=extent)
         return self._placed[name]
 
     def placements(self) -> dict[str, Placement]:
@@ -290,7 +318,6 @@ class DataflowSchedule:
         return dict(self._placed)
 
     # -------------------------------------------------------------- regions
-    @user_facing
     def fuse(self, *tasks) -> int:
         """Put ``tasks`` in one on-chip region; returns its number."""
         if len(tasks) == 1 and isinstance(tasks[0], (list, tuple)):
@@ -310,8 +337,7 @@ class DataflowSchedule:
         for n in names:
             self._region[n] = new
         self._renumber()
-        listed = ", ".join(f'g.task("{n}")' for n in names)
-        self.trace.append(f"g.fuse({listed})")
+        self._record("fuse", *(TaskHandle(self, n) for n in names))
         return self._region[names[0]]
 
     def _renumber(self) -> None:
@@ -336,7 +362,6 @@ class DataflowSchedule:
             return 2 * converter(src, dst).buffer_bytes
         return DEFAULT_DEPTH * src.token_bytes
 
-    @user_facing
     def auto_fuse(self, max_bytes: int) -> FusionPlan:
         """The paper's greedy fusion (algorithm 2) under an on-chip memory cap of ``max_bytes``."""
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, float)) or max_bytes <= 0:
@@ -347,7 +372,7 @@ class DataflowSchedule:
         plan = greedy_fuse(self.graph, int(max_bytes), lambda t: local_bytes(self.kernel_ir(t)), self.edge_cost)
         self._region = {t: n for n, grp in enumerate(plan.groups) for t in grp}
         self.plan = plan
-        self.trace.append(f"g.auto_fuse(max_bytes={int(max_bytes)})")
+        self._record("auto_fuse", max_bytes=int(max_bytes))
         return plan
 
     # --------------------------------------------------------------- lowering
@@ -380,9 +405,17 @@ class DataflowSchedule:
     def forks(self):
         return self.lowered().of_kind("fork")
 
-    def timing(self) -> dict:
-        """The token-simulator Task of every node (see :mod:`.timing` for the mapping)."""
-        return {t.name: t for t in self.lowered().sim_tasks()}
+    def timing(self, board=None, clock_mhz: float | None = None, bits: dict | None = None) -> DesignTiming:
+        """The one timing model of the design as it stands on ``board`` (default: the board the FIFOs were
+        last sized for, else the U55C): a token-simulator Task per node (``g.timing()["relu"]``), the DMAs'
+        memory channels and the kernels' cost-model reports (see :mod:`.timing`).  ``simulate``,
+        ``size_fifos``, the HLS FIFO order and ``model_design`` all read it."""
+        low = self.lowered()
+        b = self._board if board is None else get_board(board)
+        key = (self.design_key(), b, clock_mhz, tuple(sorted((bits or {}).items())))
+        if self._timing is None or self._timing[0] != key:
+            self._timing = (key, design_timing(low, self.kernel_ir, b, clock_mhz, bits))
+        return self._timing[1]
 
     # ------------------------------------------------------------------ FIFOs
     def _fifo_names(self, prim: str, x, consumer=None, low: Lowered | None = None) -> list[str]:
@@ -406,19 +439,17 @@ class DataflowSchedule:
             return [f.name for f in sel]
         return [f.name for f in (into_tasks or mine)]
 
-    @user_facing
     def fifo(self, x, depth, consumer=None) -> dict[str, int]:
         """Pin the depth of the FIFO(s) feeding ``x``'s consumers (or one ``g.fifos()`` handle); ``"auto"`` sizes them."""
         if depth != "auto" and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
             raise _err("fifo", f"depth must be a positive integer or \"auto\", got {depth!r}",
                        hint="g.fifo(edge, depth=4) or g.fifo(edge, depth=\"auto\")")
         names = self._fifo_names("fifo", x, consumer)
-        label = f'g.edge("{x.name}")' if isinstance(x, EdgeHandle) else f"<fifo {x.name}>"
-        self.trace.append(f"g.fifo({label}, depth={depth!r})")
+        self._record("fifo", x, depth, **({} if consumer is None else {"consumer": consumer}))
         if depth == "auto":
             for n in names:
                 self._pins.pop(n, None)
-            sz = self._size("fifo", "normal")
+            sz = self._size("fifo", "normal", self.timing())
             for n in names:
                 self._sized[n] = sz.depths[n]
             return {n: self._sized[n] for n in names}
@@ -426,37 +457,27 @@ class DataflowSchedule:
             self._pins[n] = depth
         return {n: depth for n in names}
 
-    def _size(self, prim: str, mode: str) -> F.Sizing:
+    def _size(self, prim: str, mode: str, timing: DesignTiming) -> F.Sizing:
         if mode not in ("normal", "conservative"):
             raise _err(prim, f"unknown FIFO sizing mode {mode!r}", hint='use mode="normal" or mode="conservative"')
         low = self.lowered()
-        tasks, edges = low.sim_tasks(), low.sim_edges()
         pins = {f.name: self._pins[f.name] for f in low.streams if f.name in self._pins}
-        sz = F.size_fifos(tasks, edges, mode, pinned=pins)
-        depths = dict(sz.depths)
-        if mode == "normal":
-            # hardware starts every process at once: cover that schedule too (no back-pressure at all)
-            asap = required_depths(tasks, edges, {})
-            depths = {n: d if n in pins else max(d, asap[n]) for n, d in depths.items()}
-        else:
-            try:
-                simulate(tasks, edges, depths)
-            except DeadlockError:  # equalised IIs under-sized a reconvergent path: keep the normal depths
-                return self._size(prim, "normal")
-        for f in low.fifos:
-            if f.kind == "dram":
-                depths[f.name] = 1
-        return F.Sizing(sz.starts, depths, mode)
+        return F.design_depths(timing.task_list, timing.edges, low.fifos, mode, pins)
 
-    @user_facing
-    def size_fifos(self, mode: str = "normal") -> F.Sizing:
-        """Size every FIFO not pinned: LP start offsets (HiGHS), depth = tokens in flight."""
-        sz = self._size("size_fifos", mode)
+    def size_fifos(self, mode: str = "normal", board=None, clock_mhz: float | None = None,
+                   bits: dict | None = None) -> F.Sizing:
+        """Size every FIFO not pinned for the timing on ``board`` (default: the board last sized for, else the
+        U55C): LP start offsets (HiGHS), depth = tokens in flight."""
+        timing = self.timing(board, clock_mhz, bits)
+        sz = self._size("size_fifos", mode, timing)
         low = self.lowered()
         self._sized = {f.name: sz.depths[f.name] for f in low.streams if f.name not in self._pins}
         self._sizing = sz
-        self._sized_for = tuple(low.sim_tasks()), tuple(low.sim_edges())
-        self.trace.append(f"g.size_fifos(mode={mode!r})")
+        self._board = timing.board
+        self._sized_for = self._timing[0]
+        kw = dict(mode=mode) | ({"board": timing.board.name} if board is not None else {}) \
+            | ({"clock_mhz": clock_mhz} if clock_mhz is not None else {}) | ({"bits": dict(bits)} if bits else {})
+        self._record("size_fifos", **kw)
         return sz
 
     def depth(self, name: str) -> tuple[int, str]:
@@ -471,29 +492,32 @@ class DataflowSchedule:
         low = low or self.lowered()
         return {f.name: (1 if f.kind == "dram" else self.depth(f.name)[0]) for f in low.fifos}
 
-    def _stale(self, low: Lowered) -> bool:
-        return self._sized_for is not None and self._sized_for != (tuple(low.sim_tasks()), tuple(low.sim_edges()))
+    def _stale(self) -> bool:
+        return self._sized_for is not None and self._sized_for != self._timing[0]
 
     # ------------------------------------------------------------- analysis
-    @user_facing
-    def simulate(self, trace: bool = False) -> SimResult:
-        """Token-level simulation at the current depths (unsized FIFOs: depth 2).
+    def simulate(self, trace: bool = False, board=None, clock_mhz: float | None = None,
+                 bits: dict | None = None) -> SimResult:
+        """Token-level simulation at the current depths (unsized FIFOs: depth 2) of the timing on ``board``
+        (default: the board the FIFOs were sized for, else the U55C): the cycles ``model_design`` reports.
 
         ``trace=True``: the result's ``trace`` holds every task's busy and stalled
         spans and every FIFO's occupancy over time (what ``streamdsl.viz`` draws)."""
         low = self.lowered()
+        timing = self.timing(board, clock_mhz, bits)
         try:
-            return simulate(low.sim_tasks(), low.sim_edges(), self.depths(low), trace=bool(trace))
+            return simulate(timing.task_list, timing.edges, self.depths(low), trace=bool(trace))
         except DeadlockError as err:
             raise DeadlockError(err.message, caller_loc(), hint=err.hint) from None
 
-    @user_facing
     def explain_fifo(self, x, consumer=None) -> str:
         """Which path forced a FIFO's depth (the LP's critical path and the paper's closed form)."""
         low = self.lowered()
         names = self._fifo_names("explain_fifo", x, consumer, low)
-        sz = self._sizing if self._sizing is not None and not self._stale(low) else self._size("explain_fifo", "normal")
-        tasks, edges = low.sim_tasks(), low.sim_edges()
+        timing = self.timing()
+        sz = self._sizing if self._sizing is not None and not self._stale() else self._size("explain_fifo", "normal",
+                                                                                            timing)
+        tasks, edges = timing.task_list, timing.edges
         out = []
         for n in names:
             text = F.explain(tasks, edges, sz, n)
@@ -551,16 +575,16 @@ class DataflowSchedule:
         return streamed, whole_bufs
 
     # ------------------------------------------------------------------ build
-    @user_facing
-    def build(self, target: str = "hls", output=None, board: str = "u55c", overwrite: bool = False):
-        """The Vitis HLS project of the design as it stands (``.csim(*arrays)`` runs it with g++)."""
-        if target != "hls":
-            raise _err("build", f"unknown target {target!r}", hint='use target="hls"')
-        from ..backend.hls.dataflow import build
-
+    def build(self, target: str = "hls", output=None, board="u55c", overwrite: bool = False):
+        """The project of the design as it stands, by the backend registered as ``target`` (``"hls"``: a Vitis
+        HLS project whose ``.csim(*arrays)`` runs it with g++)."""
         loc = caller_loc()
         try:
-            return build(self, output=output, board=board, overwrite=overwrite)
+            impl = registry.lookup("build.dataflow", target)
+        except StreamDSLError as err:
+            raise _err("build", err.message, hint=err.hint) from None
+        try:
+            return impl(self, output=output, board=board, overwrite=overwrite)
         except StreamDSLError as err:
             if err.loc is None:
                 err.loc = loc
@@ -577,9 +601,7 @@ class DataflowSchedule:
 
     def _repr_html_(self) -> str:
         """Jupyter: the design as a picture (Graphviz) above ``print(g)``; the text alone without Graphviz."""
-        from ..htmlreport import notebook_html  # presentation sits above this layer, as build() does
-
-        return notebook_html(self)
+        return registry.lookup("present", "html")(self)
 
 
 def dataflow_schedule(fn) -> DataflowSchedule:

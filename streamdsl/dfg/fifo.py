@@ -19,8 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linprog
-from scipy.sparse import csr_matrix
 
 from ..errors import StreamDSLError
 from .tokensim import Edge, Task, required_depths
@@ -59,6 +57,9 @@ def start_offsets(tasks: list[Task], edges: list[Edge]) -> dict[str, int]:
     # row i: s_u - s_v <= -D_u (sparse: two entries per row, one per edge)
     data = np.tile([1.0, -1.0], m)
     data[0::2][src == dst] = 0.0  # a self-loop keeps only its -1, as a dense row would
+    from scipy.optimize import linprog  # SciPy loads when a design is first sized, not with the package
+    from scipy.sparse import csr_matrix
+
     A = csr_matrix((data, np.column_stack([src, dst]).ravel(), np.arange(0, 2 * m + 1, 2)), shape=(m, n))
     A.eliminate_zeros()
     # a tiny weight on every start keeps the optimum at the earliest schedule
@@ -82,6 +83,33 @@ def size_fifos(tasks: list[Task], edges: list[Edge], mode: str = "normal",
     depths = required_depths(tasks, edges, starts)
     depths.update(pinned or {})
     return Sizing(starts, depths, mode)
+
+
+def design_depths(tasks: list[Task], edges: list[Edge], fifos, mode: str = "normal",
+                  pinned: dict[str, int] | None = None) -> Sizing:
+    """The depths of a lowered design's FIFOs (``fifos``: its :class:`~.lower.Fifo` list) for one timing:
+    LP start offsets, and in ``normal`` mode also the peaks when every process starts at once (hardware starts
+    them all together, so that schedule must not back-pressure either); ``pinned`` depths are kept and a DRAM
+    hand-off between regions is depth 1.  ``conservative`` equalises every II to the slowest and falls back
+    to ``normal`` when that would deadlock a reconvergent path.  The one FIFO sizing of the package:
+    ``g.size_fifos()``, the explorer and the performance model all call it."""
+    from .tokensim import DeadlockError, simulate
+
+    pins = dict(pinned or {})
+    sz = size_fifos(tasks, edges, mode, pinned=pins)
+    depths = dict(sz.depths)
+    if mode == "normal":
+        asap = required_depths(tasks, edges, {})
+        depths = {n: d if n in pins else max(d, asap[n]) for n, d in depths.items()}
+    else:
+        try:
+            simulate(tasks, edges, depths)
+        except DeadlockError:  # equalised IIs under-sized a reconvergent path: keep the normal depths
+            return design_depths(tasks, edges, fifos, "normal", pins)
+    for f in fifos:
+        if f.kind == "dram":
+            depths[f.name] = 1
+    return Sizing(sz.starts, depths, mode)
 
 
 def paper_depth(src: Task, dst: Task, tokens: int, delay: int) -> int:

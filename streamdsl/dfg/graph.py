@@ -29,8 +29,9 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import registry
 from ..errors import KernelSyntaxError, KernelTypeError, Loc, StreamDSLError, caller_loc, user_facing
-from ..frontend import definition_scope, parse_function
+from ..frontend import definition_scope, parse_function, require_function
 from ..ir.nodes import CallKernel, Const, Kernel, Ref, Return, Var
 from ..types import TensorType
 
@@ -142,13 +143,12 @@ class DataflowFunction:
 
     def _repr_html_(self) -> str:
         """Jupyter: the task graph as a picture (Graphviz; the printed IR without it)."""
-        from ..htmlreport import notebook_html  # presentation sits above this layer, as Schedule.build does
-
-        return notebook_html(self)
+        return registry.lookup("present", "html")(self)
 
 
 def dataflow(fn) -> DataflowFunction:
     """Decorate a function whose body calls ``@sd.kernel`` functions and returns their results."""
+    require_function(fn, "@sd.dataflow")
     return DataflowFunction(fn, definition_scope())
 
 

@@ -31,8 +31,8 @@ from ..errors import ShapeError
 from ..ir.memo import IdentityMemo
 from ..ir.nodes import Kernel, Return
 from .layout import DMA, whole
-from .timing import converter_task, dma_task, fork_task, kernel_task, local_bytes
-from .tokensim import Edge, Task
+from .timing import converter_task, local_bytes
+from .tokensim import Edge
 
 
 @dataclass
@@ -41,7 +41,7 @@ class Node:
     kind: str  # "task" | "converter" | "fork" | "load" | "store"
     region: int
     edge: str | None
-    sim: Task
+    iters: int  # the node's token-moving iterations (its timing on a board: timing.design_timing)
     converter: Converter | None = None
     dma: DMA | None = None
     local_bytes: int = 0
@@ -95,9 +95,6 @@ class Lowered:
     def fifo(self, name: str) -> Fifo:
         return next(f for f in self.fifos if f.name == name)
 
-    def sim_tasks(self) -> list[Task]:
-        return [n.sim for n in self.nodes.values()]
-
     def sim_edges(self) -> list[Edge]:
         out = []
         for f in self.fifos:
@@ -106,7 +103,7 @@ class Lowered:
             out.append(Edge(f.name, f.src, f.dst, f.tokens, w, r))
         for b in self.bundles:  # a bundled DMA starts once the one before it has issued its last read
             for a, c in zip(b, b[1:]):
-                out.append(Edge(f"{a}->{c}", a, c, 1, (self.nodes[a].sim.iters - 1,), (0,)))
+                out.append(Edge(f"{a}->{c}", a, c, 1, (self.nodes[a].iters - 1,), (0,)))
         return out
 
 
@@ -143,7 +140,7 @@ class _Builder:
     def dma(self, e: str, direction: str, region: int, layout: ITensor, count: int) -> str:
         name = self.fresh(f"{direction}_{e}", numbered=count > 1)
         d = DMA(name, e, direction, region, layout, self.g.edges[e].type)
-        return self.add(Node(name, direction, region, e, dma_task(d), dma=d))
+        return self.add(Node(name, direction, region, e, max(1, layout.num_tokens), dma=d))
 
     def build(self) -> Lowered:
         for t in self.g.tasks.values():  # kernel tasks first, in program order
@@ -159,7 +156,7 @@ class _Builder:
                 outs[n] = self.producer_layout(e)
                 ports[e] = ports.get(e, ()) + (n,)
             tables = _tables(k, ins, outs)
-            self.add(Node(t.name, "task", self.regions[t.name], None, kernel_task(t.name, k, tables.iterations[0]),
+            self.add(Node(t.name, "task", self.regions[t.name], None, max(1, tables.iterations[0]),
                           local_bytes=local_bytes(k), tables=tables, ports=ports))
         for e in self.g.edges.values():
             self.pending = []
@@ -212,7 +209,7 @@ class _Builder:
                 continue
             cv = converter(lp, lay)
             name = self.fresh(f"cvt_{e}", numbered=n_cvt > 1)
-            self.add(Node(name, "converter", region, e, converter_task(name, cv), converter=cv))
+            self.add(Node(name, "converter", region, e, converter_task(name, cv).iters, converter=cv))
             targets.append((name, lp))
             for c in cs:
                 self.link(e, name, c, lay)
@@ -222,7 +219,7 @@ class _Builder:
             targets.append((store, lp))
         if len(targets) > 1:
             fork = self.fresh(f"fork_{e}")
-            self.add(Node(fork, "fork", region, e, fork_task(fork, lp.num_tokens)))
+            self.add(Node(fork, "fork", region, e, max(1, lp.num_tokens)))
             self.link(e, p, fork, lp)
             for dst, lay in targets:
                 self.link(e, fork, dst, lay)

@@ -15,8 +15,20 @@ if TYPE_CHECKING:
     from .dfschedule import DataflowSchedule
 
 
+def task_timing(s) -> str:
+    """A token-simulator task in words: its cycles, and the steps at which its tokens move.
+
+    The task's modeled cycles are spread evenly over the iterations at which its loop nest moves tokens (one
+    token a stream each, :mod:`.timing`): "1,070 cycles in 17 token steps ~64 apart", not an HLS
+    initiation interval."""
+    if s.iters == 1:
+        return f"{s.latency:,} cycles in one token step"
+    return f"{s.latency:,} cycles in {s.iters} token steps ~{s.ii:,} apart"
+
+
 def render(g: "DataflowSchedule") -> str:
     low = g.lowered()
+    timing = g.timing()  # on the board the FIFOs were sized for (else the U55C)
     graph = g.graph
     ir = graph.ir
     sig = ", ".join(f"{p.name}: {p.type}" for p in ir.params)
@@ -39,11 +51,11 @@ def render(g: "DataflowSchedule") -> str:
         return f"; loop nest: streamed over {len(bursts)} steps"
     w = max((len(n) for n in low.nodes), default=4)
     for t in graph.tasks.values():
-        s = low.nodes[t.name].sim
+        s = timing.tasks[t.name]
         args = ", ".join(e or "<scalar>" for e in t.inputs)
         sched = " (scheduled)" if t.name in g._schedules else ""
         lines.append(f"    {t.name:<{w}} {', '.join(t.outputs)} = {t.kernel}({args}){sched}  region {g.region_of(t.name)}"
-                     f"  [{s.iters} iter x II {s.ii}, lat {s.lat}]")
+                     f"  [{task_timing(s)} by the cost model]")
     lines.append("  edges:")
     for e in graph.edges.values():
         src = "input (DMA)" if e.is_input else e.producer
@@ -85,7 +97,7 @@ def render(g: "DataflowSchedule") -> str:
         lines.append(f"    {f.name}: {f.src} -> {f.dst}  depth {d} ({src}), {f.tokens} token(s) of {f.token_bytes} B")
     for note in notes:
         lines.append(f"  note: {note}")
-    if g._stale(low):
+    if g._stale():
         lines.append("  note: the design changed after g.size_fifos(); call it again for up-to-date depths")
     gone = [n for n in g._pins if not any(f.name == n for f in low.streams)]
     if gone:

@@ -1,71 +1,57 @@
-"""Token-level timing of every node of a lowered dataflow graph.
+"""The one timing model of a lowered dataflow design on a board.
 
 The token simulator (:mod:`.tokensim`) needs, per node, a :class:`Task`
 ``(iters, ii, lat, fill, drain)``.  The paper gets these numbers by running
 the vendor HLS tool; streamdsl derives them from its own per-kernel model
-(:func:`streamdsl.cost.model.estimate`) of the *scheduled* IR, so a
-``g.schedule(task).pipeline(...)`` shows up in the dataflow timing.
+(:func:`streamdsl.cost.model.estimate`) of the *scheduled* IR on the board
+at its clock, and from the board's memory channels for the DMAs.
+:func:`design_timing` builds them once per (design, board, clock, widths);
+``g.simulate()``, ``g.size_fifos()``, the HLS FIFO order and
+``model_design(g)`` all read that one :class:`DesignTiming`, so they agree.
 
 The mapping, and why:
 
 * **Kernel task.**  Its loop nest decides when each token moves
   (:mod:`.access`): one step per iteration of a top-level loop, each token
   read before the first step that needs it and written after the last step
-  that writes it; a step that moves several tokens of one stream moves them
-  one per iteration.  ``iters`` = those iterations, spread evenly over the
-  model's total cycles (:func:`spread`): ``II`` = the nearest whole number
-  to ``(cycles - deepest pipeline) / (iters - 1)``, at least 1 (a FIFO moves
-  a token a cycle), and ``lat`` what makes the task take ``cycles`` (rounding
-  the II up instead made a 3.01-cycle iteration take 4, a kernel a third
-  longer than its own model).  ``fill = drain = 0``
-  (the explicit per-edge schedules say which iterations move tokens).
+  that writes it.  ``iters`` = those iterations, spread evenly over the
+  model's total cycles (:func:`spread`).  ``fill = drain = 0`` (the explicit
+  per-edge schedules say which iterations move tokens).
 * **Layout converter.**  Reads ``T_in`` tokens and writes ``T_out``; its
   buffer holds one block of the loops it shares with both sides (``B`` =
   product of the shared trip counts; ``B = 1`` when the buffer is the whole
   tensor).  With ``N = max(T_in, T_out)`` and ``lag = N / B``: ``iters = N +
   lag``, ``fill = drain = lag``, ``II = 1``, ``lat = 2`` (a buffer read).
   Reads are spread over the first ``N`` iterations and writes over the last
-  ``N``, so every output token waits for the whole block it comes from (a
-  whole-tensor buffer: ``fill = drain = T``), and with ping-pong buffers the
-  next block fills while the previous one drains.
-* **Fork.**  One token in, one out to every branch per cycle: ``iters = T``,
-  ``II = 1``, ``lat = 1``.
-* **DMA.**  One 512-bit bus word per cycle: ``II`` = words per token, ``lat =``
-  :data:`DMA_LATENCY` (an assumed DRAM round trip) plus the token's own words
-  after the first (a 4 KiB token of a shared channel arrives when its last word does).  A store writes its
-  "done" token to the loads that read the tensor back (``fill = iters - 1``),
-  so a region that reads a tensor through DRAM starts only after the region
-  that wrote it has finished: unfused kernels do not overlap.
+  ``N``, so every output token waits for the whole block it comes from, and
+  with ping-pong buffers the next block fills while the previous one drains.
+* **Fork.**  One token in, one out to every branch per cycle.
+* **DMA.**  Its bytes at the tensor's stored width (``bits``) over the memory
+  channels :func:`.channels.allocate_channels` gives it (each channel moves
+  ``Memory.channel_gbs``, at most one 512-bit port's worth a cycle), first
+  beat after :data:`.channels.DMA_LATENCY` cycles (:func:`.channels.dma_timing`).
+  A store writes its "done" token to the loads that read the tensor back
+  (``fill = iters - 1``), so a region that reads a tensor through DRAM starts
+  only after the region that wrote it has finished.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
+from ..boards import Board, board as get_board
+from ..cost.model import KernelReport, estimate
 from ..ir.memo import IdentityMemo
 from ..ir.nodes import Alloc, Kernel, Ref, Return, walk
-from ..cost.model import estimate
+from .channels import DMA_LATENCY, DmaModel, allocate_channels, bundle_unit, dma_timing, dma_windows
 from .itensor import Converter
-from .layout import DMA, dtype_bits
-from .tokensim import Task
+from .layout import dtype_bits
+from .tokensim import Edge, Task
 
-DMA_LATENCY = 64  # cycles from a DMA's request to its first beat (assumed HBM latency at 250 MHz)
 CONVERTER_LATENCY = 2
 FORK_LATENCY = 1
 
-
-def _kernel_cycles(k: Kernel) -> tuple[int, int]:
-    rep = estimate(k)
-    depth = max((lp.depth for lp in rep.loops if lp.depth is not None), default=0)
-    return max(1, int(rep.cycles)), int(depth)
-
-
-_CYCLES = IdentityMemo(_kernel_cycles, 1024)
-
-
-def kernel_cycles(k: Kernel) -> tuple[int, int]:
-    """(total cycles, deepest pipelined loop) of the kernel's scheduled IR (remembered per IR object: the
-    designs an explorer tries share their kernels)."""
-    return _CYCLES(k)
+_ESTIMATE = IdentityMemo(estimate, 2048)  # kernel IR (+ board, clock) -> its report: explored designs share kernels
 
 
 def spread(name: str, cycles: int, depth: int, iters: int) -> Task:
@@ -84,10 +70,15 @@ def spread(name: str, cycles: int, depth: int, iters: int) -> Task:
     return Task(name, iters, ii, max(1, cycles - (iters - 1) * ii))
 
 
-def kernel_task(name: str, k: Kernel, iters: int) -> Task:
+def kernel_report(k: Kernel, board, clock_mhz: float) -> KernelReport:
+    """The cost model's report of kernel ``k`` (remembered per IR object, board and clock)."""
+    return _ESTIMATE(k, board, clock_mhz)
+
+
+def kernel_task(name: str, rep: KernelReport, iters: int) -> Task:
     """``iters``: the task's token-moving iterations (:attr:`.access.StepTables.iterations`)."""
-    cycles, depth = kernel_cycles(k)
-    return spread(name, cycles, depth, iters)
+    depth = max((lp.depth for lp in rep.loops if lp.depth is not None), default=0)
+    return spread(name, max(1, int(rep.cycles)), int(depth), iters)
 
 
 def converter_task(name: str, cv: Converter) -> Task:
@@ -102,13 +93,6 @@ def fork_task(name: str, tokens: int) -> Task:
     return Task(name, max(1, tokens), 1, FORK_LATENCY)
 
 
-def dma_task(dma: DMA) -> Task:
-    iters = max(1, dma.layout.num_tokens)
-    fill = iters - 1 if dma.direction == "store" else 0
-    words = max(1, dma.words_per_token)
-    return Task(dma.name, iters, words, DMA_LATENCY + words - 1, fill=fill)  # a token is whole at its last word
-
-
 def local_bytes(k: Kernel) -> int:
     """On-chip scratch memory of a kernel: local tensors it does not return (results stream out)."""
     returned = {v.name for s in k.body if isinstance(s, Return) for v in s.values if isinstance(v, Ref)}
@@ -117,3 +101,97 @@ def local_bytes(k: Kernel) -> int:
         if isinstance(n, Alloc) and n.name not in returned:
             total += n.type.size * dtype_bits(n.type.dtype) // 8
     return total
+
+
+@dataclass
+class DesignTiming:
+    """The token-sim timing of one lowered design on one board: a Task per node (in the lowering's order),
+    the edges, every DMA with its channels, and the cost model's report of every kernel task."""
+
+    board: Board
+    clock_mhz: float
+    bits: tuple[tuple[str, int], ...]  # (tensor, stored bits) overriding a tensor's dtype width for DMA traffic
+    tasks: dict[str, Task]
+    edges: list[Edge]
+    dmas: list[DmaModel] = field(default_factory=list)
+    channels_used: int = 0
+    kernels: dict[str, KernelReport] = field(default_factory=dict)
+
+    @property
+    def task_list(self) -> list[Task]:
+        return list(self.tasks.values())
+
+    def __getitem__(self, node: str) -> Task:
+        return self.tasks[node]
+
+    @property
+    def assumptions(self) -> list[str]:
+        mem = self.board.memory
+        return [f"{self.board.name} at {self.clock_mhz:g} MHz: kernels from the cost model of their scheduled IR; "
+                f"DMAs over {mem.kind} channels of {mem.channel_gbs:g} GB/s ({self.channels_used} of "
+                f"{mem.channels} used), first beat after {DMA_LATENCY} cycles"]
+
+
+def design_timing(low, kernel_ir, board="u55c", clock_mhz: float | None = None,
+                  bits: dict | None = None) -> DesignTiming:
+    """The timing of lowered design ``low`` (``kernel_ir(task)``: a task's scheduled IR) on ``board``."""
+    b = get_board(board)
+    clock = float(clock_mhz or b.clock_mhz)
+    bits = dict(bits or {})
+    tasks: dict[str, Task] = {}
+    kernels: dict[str, KernelReport] = {}
+    dmas: list[DmaModel] = []
+    for n in low.nodes.values():
+        if n.kind == "task":
+            rep = kernel_report(kernel_ir(n.name), b, clock)
+            kernels[n.name] = rep
+            tasks[n.name] = kernel_task(n.name, rep, n.iters)
+        elif n.kind == "converter":
+            tasks[n.name] = converter_task(n.name, n.converter)
+        elif n.kind == "fork":
+            tasks[n.name] = fork_task(n.name, n.iters)
+        else:  # a DMA: its task is set once its channels are known
+            d = n.dma
+            w = int(bits.get(d.tensor, dtype_bits(d.layout.dtype)))
+            tb = math.ceil(math.prod(d.layout.element) * w / 8)
+            tokens = d.layout.num_tokens
+            dmas.append(DmaModel(d.name, d.tensor, d.direction, n.region, w, tb * tokens, tokens, tb))
+            tasks[n.name] = Task(n.name, tokens, 1, 1, fill=tokens - 1 if d.direction == "store" else 0)
+    edges = low.sim_edges()
+    used = _allocate(low, b, clock, tasks, edges, dmas)
+    return DesignTiming(b, clock, tuple(sorted(bits.items())), tasks, edges, dmas, used, kernels)
+
+
+def _allocate(low, b: Board, clock: float, tasks: dict[str, Task], edges: list[Edge], dmas: list[DmaModel]) -> int:
+    """Give the DMAs their channels (a bundle as one DMA) and their timing; returns the channels used."""
+    mem = b.memory
+    port_gbs = mem.port_bits / 8 * clock / 1e3
+    per_channel = min(port_gbs, mem.channel_gbs) * 1e3 / clock  # bytes per cycle
+    windows = dma_windows(list(tasks.values()), edges, dmas)
+    by_name = {d.name: d for d in dmas}
+    members = {n for bundle in low.bundles for n in bundle}
+    units = [d for d in dmas if d.name not in members]
+    bundles = [[by_name[n] for n in bundle] for bundle in low.bundles]
+    for ds in bundles:
+        u = bundle_unit(ds)
+        windows[u.name] = max(windows[d.name] for d in ds)
+        units.append(u)
+    used = 0
+    for region in sorted({d.region for d in units}):
+        used = max(used, allocate_channels([d for d in units if d.region == region], mem.channels, per_channel,
+                                           windows))
+    for ds, u in zip(bundles, units[len(units) - len(bundles):]):
+        for d in ds:
+            d.channels = u.channels
+    for d in dmas:
+        ports = max(1, math.ceil(d.channels))
+        d.gbs = min(ports * port_gbs, d.channels * mem.channel_gbs)
+        old = tasks[d.name]
+        d.ii, lat = dma_timing(old.iters, d.token_bytes, d.gbs * 1e9 / (clock * 1e6))
+        tasks[d.name] = Task(d.name, old.iters, d.ii, lat, fill=old.fill, drain=old.drain)
+        d.cycles = tasks[d.name].latency
+    return used
+
+
+__all__ = ["CONVERTER_LATENCY", "DMA_LATENCY", "DesignTiming", "FORK_LATENCY", "converter_task", "design_timing",
+           "fork_task", "kernel_report", "kernel_task", "local_bytes", "spread"]

@@ -44,6 +44,19 @@ def definition_scope(depth: int = 2) -> dict | None:
     return dict(frame.f_locals)
 
 
+def require_function(fn, decorator: str) -> None:
+    """``@sd.kernel`` and ``@sd.dataflow`` take a function written with ``def``; anything else (a class, a builtin
+    such as ``len``, a lambda) is a located error at the decorator."""
+    if inspect.isfunction(fn) and fn.__name__ != "<lambda>":
+        return
+    from ..errors import KernelSyntaxError, caller_loc
+
+    what = ("a class" if inspect.isclass(fn) else "a lambda" if inspect.isfunction(fn)
+            else f"the builtin '{fn.__name__}'" if inspect.isbuiltin(fn) else f"a {type(fn).__name__}")
+    raise KernelSyntaxError(f"{decorator} takes a Python function written with def, got {what}", caller_loc(),
+                            hint=f"write the computation as `{decorator}` on `def name(A: f32[N], ...) -> f32[N]: ...`")
+
+
 def parse_function(fn, resolve_kernel: Callable[[Any, Any], Kernel | None],
                    scope: dict[str, Any] | None = None) -> Kernel:
     """Translate ``fn`` into a :class:`Kernel`; ``resolve_kernel`` maps callees to their IR.

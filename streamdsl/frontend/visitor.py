@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import KernelSyntaxError, KernelTypeError, Loc, ShapeError
 from ..ir import build as B
 from ..ir.nodes import (
-    Alloc, Assign, CallKernel, Decl, Expr, For, If, Kernel, Load, Param, Ref, Return,
+    Alloc, Assign, CallKernel, Const, Decl, Expr, For, If, Kernel, Load, Param, Ref, Return,
     Stmt, Store, Var,
 )
 from ..types import DType, IntType, TensorType, f64, i64, index, u1
@@ -588,6 +588,9 @@ class KernelVisitor(ast.NodeVisitor):
         return result
 
     def visit_IfExp(self, node):
+        test = self.visit(node.test)
+        if isinstance(test, (Lit, Const)):  # known when the kernel is defined: the branch is chosen then (constexpr)
+            return self.visit(node.body if test.value else node.orelse)
         cond = self.expr(node.test)
         a, b = self.visit(node.body), self.visit(node.orelse)
         if isinstance(a, Lit) and isinstance(b, Lit):

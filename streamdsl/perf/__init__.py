@@ -1,4 +1,8 @@
-"""Board models, the whole-design performance model, exploration and reports (issue 6)."""
-from ..boards import BOARDS, Board, BoardError, Memory, board  # noqa: F401
-from .model import DesignPerf, model_design, partition_slrs  # noqa: F401
-from .explore import Config, Exploration, ExploreError, explore  # noqa: F401
+"""The whole-design performance model (timing, resources, SLRs), its reports, and design-space exploration."""
+from ..boards import BOARDS, Board, BoardError, Memory, board
+from .explore import Config, Exploration, ExploreError, commit, evaluate, explore
+from .model import DesignPerf, model_design, partition_slrs
+from .report import resource_lines
+
+__all__ = ["BOARDS", "Board", "BoardError", "Config", "DesignPerf", "Exploration", "ExploreError", "Memory", "board",
+           "commit", "evaluate", "explore", "model_design", "partition_slrs", "resource_lines"]

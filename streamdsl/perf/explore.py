@@ -63,15 +63,17 @@ from ..dfg.order import bundle_in_need_order, stream_in_read_order
 from ..errors import ScheduleError, StreamDSLError, caller_loc
 from ..progress import bar
 from ..ir.bounds import loop_trips
+from ..ir.loops import loops_with_parents, trip_count
 from ..ir.memo import IdentityMemo
 from ..ir.deps import affine, bind_class, carried_accumulations, is_var_mul
 from ..dfg.layout import dtype_bits
 from ..ir.nodes import Alloc, CallKernel, Const, For, If, Load, Store, walk
 from ..types import FloatType
-from ..cost.model import BOARD_BUDGET, alloc_banks, estimate, lane_cost, narrow_bits
+from ..cost.model import alloc_banks, estimate, lane_cost, narrow_bits
 from ..sched.schedule import Schedule, apply_cached
 from ..boards import RESOURCES, board as get_board
-from .model import BRAM_MAX_BYTES, DesignPerf, capped_fifos, model_design, model_tasks, size_depths
+from ..dfg.fifo import design_depths
+from .model import BRAM_MAX_BYTES, DesignPerf, capped_fifos, model_design
 
 PREFETCH = (1.0, 0.5, 0.25)  # fractions of the weight FIFOs' run-ahead depth tried, largest first
 DMA_FIFO_CAP = 16  # tokens of a FIFO from a load DMA into one kernel, at most DMA_FIFO_BYTES of them
@@ -83,22 +85,6 @@ class ExploreError(StreamDSLError):
 
 
 # ------------------------------------------------------------------ kernel recipe
-def _trips(lp: For) -> int | None:
-    if isinstance(lp.start, Const) and isinstance(lp.stop, Const) and lp.step == 1:
-        return int(lp.stop.value - lp.start.value)
-    return None
-
-
-def _loops_with_parents(stmts, parents=()):
-    for s in stmts:
-        if isinstance(s, For):
-            yield s, parents
-            yield from _loops_with_parents(s.body, parents + (s,))
-        elif isinstance(s, If):
-            yield from _loops_with_parents(s.then, parents)
-            yield from _loops_with_parents(s.orelse, parents)
-
-
 def _has_loop(stmts) -> bool:
     return any(isinstance(s, For) or (isinstance(s, If) and (_has_loop(s.then) or _has_loop(s.orelse))) for s in stmts)
 
@@ -112,13 +98,13 @@ def pipeline_innermost(s: Schedule, ii: int = 1) -> None:
     :data:`SHORT_REDUCTION` for a reduction such as a dot product) and the only loop of a parent of more
     than one trip (``for j: dot = 0; for e in range(64): dot += ...``), pipeline the parent instead: the
     short loop fully unrolled in it, its arrays partitioned to match, a key a cycle."""
-    for lp, parents in list(_loops_with_parents(s.ir.body)):
+    for lp, parents in list(loops_with_parents(s.ir.body)):
         if not _has_loop(lp.body) and "pipeline" not in lp.attrs and "unroll" not in lp.attrs \
                 and not any("pipeline" in p.attrs for p in parents):
             p = _pipeline_parent(lp, parents)
             if p is not None:
                 s.pipeline(s.loop(p.var), ii=ii)
-                _partition_for(s, lp, _trips(lp))
+                _partition_for(s, lp, trip_count(lp))
             else:
                 s.pipeline(s.loop(lp.var), ii=ii)
 
@@ -126,7 +112,7 @@ def pipeline_innermost(s: Schedule, ii: int = 1) -> None:
 def _pipeline_parent(lp: For, parents) -> For | None:
     """The loop to pipeline instead of the short innermost loop ``lp``: the nearest enclosing loop of more
     than one trip, each loop on the way holding nothing but the next one's chain (trip-1 loops unroll away)."""
-    n = _trips(lp)
+    n = trip_count(lp)
     if n is None or n > (SHORT_REDUCTION if any(True for _ in carried_accumulations(lp)) else SHORT_INNER):
         return None
     child = lp
@@ -134,7 +120,7 @@ def _pipeline_parent(lp: For, parents) -> For | None:
         if "unroll" in p.attrs or sum(1 for x in p.body if isinstance(x, (For, If))) != 1 or \
                 not any(x is child for x in p.body):
             return None
-        if (_trips(p) or 2) > 1:
+        if (trip_count(p) or 2) > 1:
             return p
         child = p
     return None
@@ -147,7 +133,7 @@ def reorder_for_streams(s: Schedule) -> int:
         if not (isinstance(st, For) and len(st.body) == 1 and isinstance(st.body[0], For)):
             continue
         inner = st.body[0]
-        to, ti = _trips(st), _trips(inner)
+        to, ti = trip_count(st), trip_count(inner)
         if to is None or ti is None or ti <= to or "pipeline" in inner.attrs:
             continue
         try:
@@ -188,7 +174,7 @@ def unroll_parallel(s: Schedule, u: int) -> int:
     if u <= 1:
         return 1
     best = 1
-    nests = [(lp, parents) for lp, parents in _loops_with_parents(s.ir.body) if "pipeline" in lp.attrs]
+    nests = [(lp, parents) for lp, parents in loops_with_parents(s.ir.body) if "pipeline" in lp.attrs]
     most_trips = loop_trips(s.ir.body)  # expression bounds at their largest
     work = {id(lp): math.prod([most_trips.get(id(p)) or 1 for p in parents] + [most_trips.get(id(lp)) or 1])
             for lp, parents in nests}
@@ -201,9 +187,9 @@ def unroll_parallel(s: Schedule, u: int) -> int:
         work[id(lp)] /= cost[id(lp)]
     for lp, parents in nests:
         u_n = max(1, min(u, math.ceil(u * math.sqrt(work[id(lp)] / most))))
-        n = _trips(lp) or 1
+        n = trip_count(lp) or 1
         v = _divisor(n, max(1, u_n // _lanes_inside(lp)))
-        if v > 1 and all(_trips(x) is not None for x in _inner_loops(lp)):
+        if v > 1 and all(trip_count(x) is not None for x in _inner_loops(lp)):
             if _float_recurrence(lp):
                 # v lanes over 4v partials (or 2v, v where the trips allow): a partial comes round every 4th
                 # iteration, the fadd latency, so v adders retire v elements a cycle
@@ -229,7 +215,7 @@ def _lanes_from_parent(s: Schedule, lp: For, parents, piped, want: int) -> int:
     if want < 2 or not parents:
         return 1
     p = parents[-1]
-    n = _trips(p)
+    n = trip_count(p)
     if n is None or n < 2 or "unroll" in p.attrs or len(p.body) != 1:
         return 1
     f = _divisor(n, want)
@@ -252,7 +238,7 @@ def _lanes_inside(lp: For) -> int:
     """Copies the pipeline of ``lp`` already makes of its body: its inner loops unroll fully inside it."""
     lanes = 1
     for x in _inner_loops(lp):
-        lanes = max(lanes, math.prod(_trips(y) or 1 for y in _inner_loops(lp) if any(m is x for m in walk(y))))
+        lanes = max(lanes, math.prod(trip_count(y) or 1 for y in _inner_loops(lp) if any(m is x for m in walk(y))))
     return lanes
 
 
@@ -350,8 +336,8 @@ def split_sums(s: Schedule) -> int:
     ``trips / 8 + 3`` adds deep instead of ``trips``, for 8 more adders a copy.  The sums are reassociated,
     as ``rfactor`` says.  Returns the sums split."""
     done = 0
-    for lp, parents in list(_loops_with_parents(s.ir.body)):
-        n = _trips(lp)
+    for lp, parents in list(loops_with_parents(s.ir.body)):
+        n = trip_count(lp)
         f = next((f for f in (8, 4) if n and n % f == 0 and n > f), None)
         if f is None or "pipeline" in lp.attrs or _has_loop(lp.body) or not _float_recurrence(lp) \
                 or not any("pipeline" in p.attrs for p in parents):
@@ -368,7 +354,7 @@ def _bind_pipelines(s: Schedule, op: str, impl: str, wanted) -> int:
     """``bind_op(loop, op, impl)`` on every pipeline not yet binding ``op`` that holds a node ``wanted``
     accepts; returns the loops bound."""
     done = 0
-    for lp, _ in list(_loops_with_parents(s.ir.body)):
+    for lp, _ in list(loops_with_parents(s.ir.body)):
         if "pipeline" in lp.attrs and "bind_" + op not in lp.attrs and any(
                 wanted(n) for b in lp.body for n in walk(b)):
             s.bind_op(s.loop(lp.var), op, impl)
@@ -589,35 +575,27 @@ def build_design(fn: DataflowFunction, cfg: Config, base: DataflowSchedule | Non
     return g
 
 
-def dma_caps(low, prefetch: float, tasks=None) -> dict[str, int]:
+def dma_caps(low, prefetch: float, timing=None) -> dict[str, int]:
     """Pinned depths of the FIFOs from a load DMA into one kernel: 16 KiB of tokens, 2 to 16 (``prefetch`` 0), none (1: deep
     enough for the DMA to run ahead without back-pressure), or that fraction of the no-back-pressure depth
-    (at least 2), which ``tasks`` (the board timing) decides."""
+    (at least 2) at ``timing`` (the design's timing on the board)."""
     if prefetch >= 1:
         return {}
     caps = capped_fifos(low, DMA_FIFO_CAP, DMA_FIFO_BYTES)
     if prefetch <= 0:
         return caps
-    full = size_depths(tasks, low.sim_edges(), low, {})
+    full = design_depths(timing.task_list, timing.edges, low.fifos).depths
     return {n: max(d, math.ceil(prefetch * full[n])) for n, d in caps.items()}
 
 
 def size_for_board(g: DataflowSchedule, board, clock_mhz=None, bits=None, prefetch: float = 0) -> dict[str, int]:
-    """Size ``g``'s FIFOs for its own timing and for the board timing; pins the larger depth where they differ."""
+    """Pin ``g``'s DMA FIFOs (:func:`dma_caps`) and size the others for its timing on ``board``."""
+    timing = g.timing(board, clock_mhz, bits)
     low = g.lowered()
-    _, _, _, nodes, _, _ = model_tasks(g, board, clock_mhz, bits, low=low)
-    caps = dma_caps(low, prefetch, [nodes[n].task for n in low.nodes])
     handles = {h.name: h for h in g.fifos()}
-    for n, d in caps.items():
+    for n, d in dma_caps(low, prefetch, timing).items():
         g.fifo(handles[n], d)
-    g.size_fifos()
-    _, _, low, nodes, _, _ = model_tasks(g, board, clock_mhz, bits, low=g.lowered())
-    tasks = [nodes[n].task for n in low.nodes]
-    mine = size_depths(tasks, low.sim_edges(), low, caps)
-    cur = g.depths(low)
-    for n, d in mine.items():
-        if d > cur.get(n, 0) and n in handles:
-            g.fifo(handles[n], d)
+    g.size_fifos(board=board, clock_mhz=clock_mhz, bits=bits)
     return g.depths()
 
 
@@ -643,11 +621,22 @@ class Tried:
 HEADER = ["design", "space", "sum u", "sim cycles", "analytic", "us", "DSP", "BRAM/URAM", "fits", "why"]
 
 
+WIDTH = 100  # a terminal's width: a row's last column ("why") is wrapped on the lines under it
+
+
 def table(rows: list[list[str]], header=HEADER) -> str:
-    w = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-    line = lambda r: "  ".join(str(c).ljust(w[i]) if i in (0, 1, len(header) - 1) else str(c).rjust(w[i])  # noqa: E731
-                               for i, c in enumerate(r))
-    return "\n".join([line(header), line(["-" * x for x in w])] + [line(r) for r in rows])
+    import textwrap
+
+    last = len(header) - 1
+    w = [max(len(str(r[i])) for r in [header] + rows) for i in range(last)]
+    line = lambda r: "  ".join(str(c).ljust(w[i]) if i in (0, 1) else str(c).rjust(w[i])  # noqa: E731
+                               for i, c in enumerate(r[:last])).rstrip()
+    out = [line(header) + f"  ({header[last]} below)", line(["-" * x for x in w])]
+    for r in rows:
+        out.append(line(r))
+        out += textwrap.wrap(str(r[last]), WIDTH, initial_indent="    ", subsequent_indent="    ",
+                             break_on_hyphens=False)
+    return "\n".join(out)
 
 
 @dataclass
@@ -676,9 +665,9 @@ class Exploration:
         return self.table()
 
     def _repr_html_(self) -> str:
-        from ..htmlreport import perf_html
+        from .. import registry
 
-        return perf_html(self)
+        return registry.lookup("present", "html")(self)
 
 
 def _target(target, t: int, kind):
@@ -712,7 +701,7 @@ def _kernel_est(fn: DataflowFunction, task: str, reorder: bool, u: int, board_na
                 if not all(_BINDERS[m](s) for m in OPERATOR_MOVES if m in moves):
                     _ESTIMATES[by_value] = None  # nothing to bind: no such variant of this kernel
                 else:
-                    rep = estimate(s.ir, board_name if board_name in BOARD_BUDGET else "u55c", clock)
+                    rep = estimate(s.ir, board_name, clock)
                     _ESTIMATES[by_value] = (int(rep.cycles), dict(rep.resources), got)
             if len(_ESTIMATES) > _RECIPES_KEPT:
                 _ESTIMATES.pop(next(iter(_ESTIMATES)))
@@ -747,9 +736,9 @@ def evaluate(fn, cfg: Config, board, clock_mhz, bits, base=None, label="", space
         if seen is not None and key in seen:
             same = seen[key][0]
             return Tried(label, space, cfg, same.perf, (why + "; " if why else "") + f"the same design as '{same.label}'")
-        _, _, low, nodes, _, _ = model_tasks(g, b, clock_mhz, bits)
-        tasks = [nodes[n].task for n in low.nodes]
-        depths = size_depths(tasks, low.sim_edges(), low, dma_caps(low, cfg.prefetch, tasks))
+        timing, low = g.timing(b, clock_mhz, bits), g.lowered()
+        depths = design_depths(timing.task_list, timing.edges, low.fifos,
+                               pinned=dma_caps(low, cfg.prefetch, timing)).depths
         p = model_design(g, b, clock_mhz, bits, depths=depths, name=label)
     except StreamDSLError as err:
         return Tried(label, space, cfg, None, f"refused: {err.message}")
@@ -765,10 +754,9 @@ def evaluate(fn, cfg: Config, board, clock_mhz, bits, base=None, label="", space
 
 
 def commit(p: DesignPerf, bits=None, prefetch: float = 0) -> DesignPerf:
-    """Pin the board-sized FIFO depths into the design's schedule and re-check it with both timings."""
+    """Pin the board-sized FIFO depths into the design's schedule and model it as it will be built."""
     g = p.schedule
     size_for_board(g, p.board, p.clock_mhz, bits, prefetch)
-    g.simulate()  # the design as it will be built (its own timing): raises DeadlockError if it deadlocks
     q = model_design(g, p.board, p.clock_mhz, bits, name=p.name)
     return q
 

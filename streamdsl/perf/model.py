@@ -50,14 +50,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..dfg import fifo as F
-from ..dfg.layout import dtype_bits
-from ..dfg.timing import DMA_LATENCY, spread
-from ..dfg.tokensim import DeadlockError, Edge, SimResult, Task, required_depths, simulate
+from ..boards import RESOURCES, Board
+from ..cost.model import BRAM_BITS, URAM_BITS
+from ..dfg.channels import DMA_LATENCY, DmaModel, analytic_cycles
+from ..dfg.tokensim import DeadlockError, SimResult, Task, simulate
 from ..errors import StreamDSLError
-from ..ir.memo import IdentityMemo
-from ..cost.model import BOARD_BUDGET, BRAM_BITS, URAM_BITS, estimate
-from ..boards import RESOURCES, Board, board as get_board
 
 LUTRAM_MAX_BYTES = 1024  # a buffer up to 1 KiB is LUTRAM (SRL/distributed RAM), as Vitis does for shallow FIFOs
 BRAM_MAX_BYTES = 64 * 1024  # up to 64 KiB BRAM18K blocks, larger URAM (288 Kb blocks)
@@ -95,221 +92,6 @@ def bind_memory(nbytes: int) -> tuple[str, dict[str, int]]:
         return "bram", r
     r["uram"] = math.ceil(bits / URAM_BITS)
     return "uram", r
-
-
-# ------------------------------------------------------------------ channels
-@dataclass
-class DmaModel:
-    name: str
-    tensor: str
-    direction: str
-    region: int
-    bits: int
-    bytes: int  # per run
-    tokens: int
-    token_bytes: int
-    channels: float = 1.0  # memory channels (AXI ports) this DMA uses; < 1: a shared channel
-    gbs: float = 0.0
-    ii: int = 1
-    cycles: int = 0
-    parts: tuple[tuple[int, int], ...] = ()  # a bundle: (tokens, token bytes) of each DMA it runs in turn
-
-
-def _bundle_unit(ds: list[DmaModel]) -> DmaModel:
-    """What the channel allocation sees of a bundle: one DMA moving every member's tokens in turn."""
-    return DmaModel("+".join(d.name for d in ds), "+".join(d.tensor for d in ds), "load", ds[0].region,
-                    max(d.bits for d in ds), sum(d.bytes for d in ds), sum(d.tokens for d in ds),
-                    max(d.token_bytes for d in ds), parts=tuple((d.tokens, d.token_bytes) for d in ds))
-
-
-def _share(d: DmaModel, shared: list[DmaModel]) -> float:
-    """The average share of one channel DMA ``d`` gets among ``shared`` served round-robin: all move at the
-    same rate until the smaller ones finish, so ``d`` is done after ``sum(min(bytes, d's bytes))`` bytes."""
-    return d.bytes / max(1, sum(min(x.bytes, d.bytes) for x in shared))
-
-
-def dma_timing(tokens: int, token_bytes: int, per_cycle: float) -> tuple[int, int]:
-    """(II, latency) of a DMA's token-sim task: ``tokens`` tokens of ``token_bytes`` at ``per_cycle`` bytes a cycle.
-
-    The m_axi burst buffer keeps the memory busy, so the data takes ``ceil(tokens x token_bytes / per_cycle)``
-    cycles (at least a cycle a token: the stream moves one a cycle at most), not a whole number of cycles per
-    token; the task's II is the nearest whole number to ``token_bytes / per_cycle`` (at least 1) and its
-    latency (at least the first beat's :data:`DMA_LATENCY` plus one token) makes the last token land when
-    the data is in, as :func:`~streamdsl.dfg.timing.spread` spreads a kernel's cycles."""
-    exact = token_bytes / per_cycle
-    ii = max(1, round(exact))
-    total = max(tokens, math.ceil(tokens * exact - 1e-9))
-    return ii, max(DMA_LATENCY + ii - 1, DMA_LATENCY - 1 + total - (tokens - 1) * ii)
-
-
-def dma_data_cycles(tokens: int, token_bytes: int, per_cycle: float) -> int:
-    """Cycles from a DMA's first beat to its last token (:func:`dma_timing`)."""
-    ii, lat = dma_timing(tokens, token_bytes, per_cycle)
-    return (tokens - 1) * ii + lat - DMA_LATENCY + 1
-
-
-def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float | None = None,
-                      windows: dict[str, int] | None = None) -> int:
-    """Give each DMA of one region a share of ``channels`` memory channels; returns the channels used.
-
-    The smallest DMAs, as many as together move no more than an average
-    channel's share of the region's bytes, share one channel (the last),
-    served round-robin as m_axi ports bundled on one HBM channel are: each
-    gets the average share :func:`_share`;
-    a lone small DMA simply has that channel; with ``windows`` and ``channel_bytes``, a small DMA its share
-    would make late (its time past its window: the KV cache attention waits for) gets a channel of its own
-    instead.  Every other DMA gets one channel
-    of its own, and the spare channels go one at a time to the DMA with the
-    most bytes per channel (its data striped over them, one AXI port each).
-    When the larger DMAs alone outnumber the channels, all but the largest
-    ``channels - 1`` share the last one.
-
-    ``channel_bytes`` (bytes per cycle one channel moves): the channels then
-    go by the DMA's time as the token simulator sees it (:func:`dma_data_cycles`:
-    its bytes over ``channels x channel_bytes``, at least a cycle a token), to
-    make the longest of those times the smallest the channels allow (a DMA
-    already at a token a cycle gains nothing from another channel); the
-    channels left then go one step at a time where they save the most
-    cycles per channel, and channels that shorten no DMA stay unused.
-
-    ``windows`` (DMA name -> the cycles it may take without delaying the design, :func:`dma_windows`): the
-    channels first make the largest lateness, time past the window, the smallest (the weights the first
-    kernels need get channels first, a DMA with room to spare fewer), then the longest time within that.
-    """
-    if not dmas:
-        return 0
-    order = sorted(dmas, key=lambda d: -d.bytes)
-    total = sum(d.bytes for d in order)
-    split = len(order)
-    tail = 0
-    while split > 1 and tail + order[split - 1].bytes <= total / channels:
-        split -= 1
-        tail += order[split].bytes
-    own, shared = order[:split], order[split:]
-    while channel_bytes is not None and windows and shared and len(own) + 2 <= channels:
-        # a small DMA its round-robin share would make late (past its window) gets a channel of its own
-        late = [d for d in shared if d.bytes / (_share(d, shared) * channel_bytes) > windows.get(d.name, math.inf)]
-        if not late:
-            break
-        d = max(late, key=lambda d: d.bytes)
-        shared.remove(d)
-        own.append(d)
-    if len(shared) <= 1:
-        own, shared = own + shared, []
-    if len(own) + (1 if shared else 0) > channels:
-        own, shared = order[:channels - 1], order[channels - 1:]
-    for d in own:
-        d.channels = 1.0
-    for d in shared:
-        d.channels = max(1e-3, _share(d, shared))
-    spare = channels - len(own) - (1 if shared else 0)
-    if channel_bytes is None:
-        for _ in range(spare):
-            best = max(own, key=lambda d: d.bytes / d.channels)
-            best.channels += 1.0
-    elif own:
-        times: dict[tuple[str, int], int] = {}
-
-        def cyc(d, c: int) -> int:
-            if (d.name, c) not in times:
-                parts = d.parts or ((d.tokens, d.token_bytes),)
-                times[d.name, c] = sum(dma_data_cycles(n, tb, c * channel_bytes) for n, tb in parts)
-            return times[d.name, c]
-
-        def need(d, limit: int) -> int | None:  # fewest channels that bring d within limit
-            return next((c for c in range(1, avail + 1) if cyc(d, c) <= limit), None)
-
-        avail = spare + len(own)
-        win = {d.name: (windows or {}).get(d.name, 0) for d in own}
-
-        def smallest(values, limit):  # the first of the sorted values whose limits the channels can meet
-            lo, hi = 0, len(values) - 1
-            while lo < hi:
-                mid = (lo + hi) // 2
-                cs = [need(d, limit(d, values[mid])) for d in own]
-                if all(c is not None for c in cs) and sum(cs) <= avail:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            return values[lo]
-
-        # the smallest largest lateness (none below 0: a DMA inside its window is on time), then, within
-        # it, the smallest longest time (without windows: the longest DMA time alone)
-        late = smallest(sorted({max(0, cyc(d, c) - win[d.name]) for d in own for c in range(1, avail + 1)}),
-                        lambda d, v: win[d.name] + v)
-        longest = smallest(sorted({cyc(d, c) for d in own for c in range(1, avail + 1)}),
-                           lambda d, v: min(v, win[d.name] + late))
-        for d in own:  # within 2 % of that longest time: a channel that saves a few cycles of it does more elsewhere
-            d.channels = float(need(d, min(int(longest * 1.02), win[d.name] + late)))
-        left = avail - int(sum(d.channels for d in own))
-        while left > 0:  # what is left goes where a channel saves the most cycles (then to the slowest DMA)
-            gains = [((cyc(d, int(d.channels)) - cyc(d, int(d.channels) + k)) / k, cyc(d, int(d.channels)), -k, d)
-                     for d in own
-                     for k in [next((k for k in range(1, left + 1)
-                                     if cyc(d, int(d.channels) + k) < cyc(d, int(d.channels))), None)] if k]
-            if not gains:
-                break
-            _, _, neg, d = max(gains, key=lambda x: x[:3])
-            d.channels -= neg
-            left += neg
-    return int(sum(d.channels for d in own)) + (1 if shared else 0)
-
-
-# ------------------------------------------------------------------ analytic model
-def analytic_times(tasks: list[Task], edges: list[Edge]) -> tuple[dict[str, int], dict[str, int]]:
-    """(start, end) cycle of every task in a closed-form timing without FIFO limits.
-
-    A task starts when the first token of every input can arrive
-    (``start(v) = max start(u) + delay(u, v)``, the delay the LP uses) and ends
-    at the later of its own unstalled latency and one token interval after its
-    last producer ends.  Rate mismatches inside a path and back-pressure are
-    ignored."""
-    by = {t.name: t for t in tasks}
-    preds: dict[str, list[Edge]] = {t.name: [] for t in tasks}
-    succ: dict[str, list[str]] = {t.name: [] for t in tasks}
-    indeg = {t.name: 0 for t in tasks}
-    for e in edges:
-        preds[e.dst].append(e)
-        succ[e.src].append(e.dst)
-        indeg[e.dst] += 1
-    order, todo = [], [n for n, d in indeg.items() if d == 0]
-    while todo:
-        n = todo.pop()
-        order.append(n)
-        for m in succ[n]:
-            indeg[m] -= 1
-            if indeg[m] == 0:
-                todo.append(m)
-    start, end = {}, {}
-    for n in order:
-        t = by[n]
-        s = max((start[e.src] + max(0, e.delay(by[e.src], t)) for e in preds[n]), default=0)
-        start[n] = s
-        end[n] = max(s + t.latency, max((end[e.src] + t.lat for e in preds[n]), default=0))
-    return start, end
-
-
-def analytic_cycles(tasks: list[Task], edges: list[Edge]) -> int:
-    """A closed-form end-to-end estimate without FIFO limits (coarser than the token simulator): see
-    :func:`analytic_times`."""
-    return max(analytic_times(tasks, edges)[1].values(), default=0)
-
-
-def dma_windows(tasks: list[Task], edges: list[Edge], dmas: list[DmaModel]) -> dict[str, int]:
-    """Cycles each DMA may take without delaying the design, from the analytic timing with DMAs that cost
-    nothing: a load until its last consumer ends (it streams as that kernel reads), a store from its
-    producer's start to the end of the design."""
-    names = {d.name for d in dmas}
-    fast = [Task(t.name, t.iters, 1, 1, fill=t.fill, drain=t.drain) if t.name in names else t for t in tasks]
-    start, end = analytic_times(fast, edges)
-    total = max(end.values(), default=0)
-    out = {}
-    for d in dmas:
-        if d.direction == "load":
-            out[d.name] = max((end[e.dst] for e in edges if e.src == d.name), default=total)
-        else:
-            out[d.name] = total - min((start[e.src] for e in edges if e.dst == d.name), default=0)
-    return out
 
 
 # ------------------------------------------------------------------ SLR partition
@@ -660,9 +442,9 @@ class DesignPerf:
         return design_report(self)
 
     def _repr_html_(self) -> str:
-        from ..htmlreport import perf_html
+        from .. import registry
 
-        return perf_html(self)
+        return registry.lookup("present", "html")(self)
 
     def __str__(self) -> str:
         fit = "fits" if self.fits else "does NOT fit: " + "; ".join(self.problems)
@@ -672,78 +454,27 @@ class DesignPerf:
     __repr__ = __str__
 
 
-# estimate remembered per kernel IR object: a design is modeled several times as it is explored (sized, modeled,
-# committed) with the same kernels
-_estimate = IdentityMemo(estimate, 1024)
-
-
-def _kernel_task(name: str, k, iters: int, board_name: str, clock: float) -> tuple[Task, int, dict]:
-    rep = _estimate(k, board_name if board_name in BOARD_BUDGET else "u55c", clock)
-    depth = max((lp.depth for lp in rep.loops if lp.depth is not None), default=0)
-    cycles = max(1, int(rep.cycles))
-    return spread(name, cycles, int(depth), iters), cycles, dict(rep.resources)
-
-
-def model_tasks(g, board="u55c", clock_mhz: float | None = None, bits: dict | None = None, low=None):
-    """The token-sim tasks and edges of ``g`` on ``board`` (kernels at the clock, DMAs from bytes and channels)."""
-    b = get_board(board)
-    clock = float(clock_mhz or b.clock_mhz)
-    low = low or g.lowered()
-    mem = b.memory
-    bits = dict(bits or {})
-    nodes: dict[str, NodePerf] = {}
-    dmas: list[DmaModel] = []
-    for n in low.nodes.values():
-        if n.kind == "task":
-            task, cycles, res = _kernel_task(n.name, g.kernel_ir(n.name), n.sim.iters, b.name, clock)
-            nodes[n.name] = NodePerf(n.name, "task", n.region, task, cycles, res)
-        elif n.kind in ("load", "store"):
-            d = n.dma
-            w = int(bits.get(d.tensor, dtype_bits(d.layout.dtype)))
-            tb = math.ceil(math.prod(d.layout.element) * w / 8)
-            dmas.append(DmaModel(d.name, d.tensor, d.direction, n.region, w, tb * d.layout.num_tokens,
-                                 d.layout.num_tokens, tb))
-            nodes[n.name] = NodePerf(n.name, n.kind, n.region, n.sim, 0, _zero())
-        elif n.kind == "converter":
-            res = _zero()
-            _add(res, CONVERTER_LOGIC)
-            nodes[n.name] = NodePerf(n.name, n.kind, n.region, n.sim, n.sim.latency, res)
-        else:
-            res = _zero()
-            _add(res, FORK_LOGIC)
-            nodes[n.name] = NodePerf(n.name, n.kind, n.region, n.sim, n.sim.latency, res)
-    used = 0
-    port_gbs = mem.port_bits / 8 * clock / 1e3
-    per_channel = min(port_gbs, mem.channel_gbs) * 1e3 / clock  # bytes per cycle
-    windows = dma_windows([nodes[n].task for n in low.nodes], low.sim_edges(), dmas)
-    by_name = {d.name: d for d in dmas}
+def model_nodes(g, board="u55c", clock_mhz: float | None = None, bits: dict | None = None) -> tuple:
+    """(timing, nodes): ``g``'s one timing on ``board`` (``g.timing``) and a NodePerf per node with its
+    resources (kernels from the cost model, DMA ports, converter and fork logic)."""
+    timing = g.timing(board, clock_mhz, bits)
+    low = g.lowered()
     members = {n: b for b in low.bundles for n in b}
-    units = [d for d in dmas if d.name not in members]
-    bundles = [[by_name[n] for n in b] for b in low.bundles]
-    for ds in bundles:
-        u = _bundle_unit(ds)
-        windows[u.name] = max(windows[d.name] for d in ds)
-        units.append(u)
-    for region in sorted({d.region for d in units}):
-        used = max(used, allocate_channels([d for d in units if d.region == region], mem.channels, per_channel,
-                                           windows))
-    for ds, u in zip(bundles, units[len(units) - len(bundles):]):
-        for d in ds:
-            d.channels = u.channels
-    for d in dmas:
-        ports = max(1, math.ceil(d.channels))
-        gbs = min(ports * port_gbs, d.channels * mem.channel_gbs)
-        d.gbs = gbs
-        per_cycle = gbs * 1e9 / (clock * 1e6)  # bytes per cycle
-        old = nodes[d.name].task
-        d.ii, lat = dma_timing(old.iters, d.token_bytes, per_cycle)
-        nodes[d.name].task = Task(d.name, old.iters, d.ii, lat, fill=old.fill, drain=old.drain)
-        d.cycles = nodes[d.name].task.latency
-        nodes[d.name].cycles = d.cycles
-        r = _zero()
-        _add(r, DMA_COST, ports if members.get(d.name, (d.name,))[0] == d.name else 0)  # a bundle's ports once
-        nodes[d.name].resources = r
-    return b, clock, low, nodes, dmas, used
+    dmas = {d.name: d for d in timing.dmas}
+    nodes: dict[str, NodePerf] = {}
+    for n in low.nodes.values():
+        task, res = timing.tasks[n.name], _zero()
+        if n.kind == "task":
+            rep = timing.kernels[n.name]
+            nodes[n.name] = NodePerf(n.name, "task", n.region, task, max(1, int(rep.cycles)), dict(rep.resources))
+            continue
+        if n.kind in ("load", "store"):
+            ports = max(1, math.ceil(dmas[n.name].channels))
+            _add(res, DMA_COST, ports if members.get(n.name, (n.name,))[0] == n.name else 0)  # a bundle's ports once
+        else:
+            _add(res, CONVERTER_LOGIC if n.kind == "converter" else FORK_LOGIC)
+        nodes[n.name] = NodePerf(n.name, n.kind, n.region, task, task.latency, res)
+    return timing, nodes
 
 
 def capped_fifos(low, cap: int, cap_bytes: int | None = None) -> dict[str, int]:
@@ -757,21 +488,6 @@ def capped_fifos(low, cap: int, cap_bytes: int | None = None) -> dict[str, int]:
             if low.nodes[f.src].kind == "load" and low.nodes[f.dst].kind == "task" and outs[f.src] == 1}
 
 
-def size_depths(tasks, edges, low, pins: dict[str, int]) -> dict[str, int]:
-    """Depths with no back-pressure on any kernel: LP offsets and all-start-at-once peaks; ``pins`` kept."""
-    sz = F.size_fifos(tasks, edges, "normal", pinned=pins)
-    asap = required_depths(tasks, edges, {})
-    out = {}
-    for f in low.fifos:
-        if f.kind == "dram":
-            out[f.name] = 1
-        elif f.name in pins:
-            out[f.name] = pins[f.name]
-        else:
-            out[f.name] = max(sz.depths[f.name], asap[f.name])
-    return out
-
-
 def model_design(g, board="u55c", clock_mhz: float | None = None, bits: dict | None = None,
                  depths: dict | None = None, partition: bool = True, name: str | None = None) -> DesignPerf:
     """Model ``g`` (a DataflowSchedule) on ``board`` at its current FIFO depths (or ``depths``).
@@ -779,9 +495,9 @@ def model_design(g, board="u55c", clock_mhz: float | None = None, bits: dict | N
     ``bits``: stored bits per element of some tensors (edge name -> bits) for
     DMA traffic, e.g. ``{"w_fc": 4}`` for 4-bit weights; others move at their
     dtype's width."""
-    b, clock, low, nodes, dmas, used = model_tasks(g, board, clock_mhz, bits)
-    tasks = [nodes[n].task for n in low.nodes]
-    edges = low.sim_edges()
+    timing, nodes = model_nodes(g, board, clock_mhz, bits)
+    b, clock, low, dmas, used = timing.board, timing.clock_mhz, g.lowered(), timing.dmas, timing.channels_used
+    tasks, edges = timing.task_list, timing.edges
     depths = dict(depths) if depths is not None else g.depths(low)
     problems: list[str] = []
     try:
@@ -866,5 +582,5 @@ def design_assumptions(p: DesignPerf, bits: dict | None) -> list[str]:
     return out
 
 
-__all__ = ["DesignPerf", "PerfError", "SlrPlan", "allocate_channels", "analytic_cycles", "bind_memory", "capped_fifos",
-           "feasible_assignment", "model_design", "model_tasks", "partition_slrs", "size_depths"]
+__all__ = ["DesignPerf", "PerfError", "SlrPlan", "bind_memory", "capped_fifos", "feasible_assignment", "model_design",
+           "model_nodes", "partition_slrs"]

@@ -1,7 +1,11 @@
 """Printable reports of modeled designs (every number comes from :mod:`.model`)."""
 from __future__ import annotations
 
+import textwrap
+
 from ..boards import RESOURCES
+
+WIDTH = 100  # a terminal's width: long notes wrap
 
 
 def _pct(a: float, b: float) -> str:
@@ -23,15 +27,17 @@ def resource_lines(p) -> list[str]:
 
 
 def design_report(p) -> str:
-    out = [f"design {p.name} on {p.board.name} at {p.clock_mhz:g} MHz "
-           "(model estimates from the scheduled IR and the token simulator, not a Vitis report)",
+    out = [f"design {p.name} on {p.board.name} at {p.clock_mhz:g} MHz",
+           "  (model estimates from the scheduled IR and the token simulator, not a Vitis report)",
            f"  latency: {p.cycles} cycles = {p.latency_s * 1e6:.2f} us (token simulator); analytic estimate "
            f"{p.analytic} cycles",
            f"  fits the board: {'yes' if p.fits else 'NO: ' + '; '.join(p.problems)}",
            "kernels (slowest first):"]
-    for n in sorted((n for n in p.nodes.values() if n.kind == "task"), key=lambda n: -n.cycles):
+    tasks = sorted((n for n in p.nodes.values() if n.kind == "task"), key=lambda n: -n.cycles)
+    width = max((len(n.name) for n in tasks), default=0)
+    for n in tasks:
         r = n.resources
-        out.append(f"  {n.name:<34} {n.cycles:>11} cycles  SLR{n.slr}  DSP {r['dsp']:>6}  LUT {r['lut']:>8}  "
+        out.append(f"  {n.name:<{width}} {n.cycles:>11} cycles  SLR{n.slr}  DSP {r['dsp']:>6}  LUT {r['lut']:>8}  "
                    f"BRAM {r['bram']:>5}  URAM {r['uram']:>4}")
     out.append(f"DMAs: {p.dma_bytes} bytes per run over {p.channels_used} of {p.board.memory.channels} "
                f"{p.board.memory.kind} channels")
@@ -49,8 +55,9 @@ def design_report(p) -> str:
         f"{s}: {n} buffer(s), {nb / 2**20:.3f} MiB" for s, (n, nb) in sorted(by.items())) + ")")
     out += resource_lines(p)
     out.append("assumptions:")
-    out += [f"  - {a}" for a in p.assumptions]
-    out += ["  - board: " + line.strip() for line in p.board.assumptions()]
+    notes = list(p.assumptions) + ["board: " + line.strip() for line in p.board.assumptions()]
+    out += [line for a in notes for line in textwrap.wrap(a, WIDTH, initial_indent="  - ", subsequent_indent="    ",
+                                                          break_on_hyphens=False)]
     return "\n".join(out)
 
 

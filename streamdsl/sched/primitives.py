@@ -12,6 +12,7 @@ from ..ir.deps import BIND_IMPL, BIND_WHAT, accumulation, affine, bind_class, cl
 from ..ir.nodes import (
     Alloc, Assign, Attrs, CallKernel, Const, Decl, For, If, Kernel, Load, Ref, Return, Store, TensorType, Var, walk,
 )
+from ..ir.loops import trip_count
 from ..ir.printer import print_expr
 from ..types import index
 from .rewrite import (
@@ -44,13 +45,6 @@ def _const_bounds(loop: For, what: str) -> tuple[int, int]:
 
 def _txt(e) -> str:
     return print_expr(e)
-
-
-def trip_count(loop: For) -> int | None:
-    if isinstance(loop.start, Const) and isinstance(loop.stop, Const):
-        n = (loop.stop.value - loop.start.value + loop.step + (-1 if loop.step > 0 else 1)) // loop.step
-        return max(0, n)
-    return None
 
 
 def split(k: Kernel, var: str, factor: int, tail: str = "guard") -> tuple[Kernel, str, str]:
@@ -366,6 +360,21 @@ def _current(k: Kernel, name: str, key: str):
     if isinstance(buf, Alloc):
         return buf.attrs.get(key, ())
     return dict(k.attrs.get(key, ())).get(name, ())
+
+
+INTERFACES = ("m_axi", "ap_memory")
+
+
+def interface(k: Kernel, mode: str = "ap_memory") -> Kernel:
+    """``#pragma HLS interface`` for the top function's array ports: ``m_axi`` (the default, AXI masters onto
+    card memory) or ``ap_memory`` (RAM ports: address, enable, data, as a kernel inside a larger design or the
+    published PolyBench-style reports have them); scalars stay ``s_axilite`` / ``ap_none`` accordingly.
+
+    Before: ``kernel k(A: i32[20]) -> (i32[20])``; after ``interface(k, "ap_memory")``:
+    ``kernel k(A: i32[20]) -> (i32[20]) [interface=ap_memory]``."""
+    if mode not in INTERFACES:
+        raise Refusal(f"interface mode must be one of {', '.join(INTERFACES)}, got {mode!r}")
+    return replace(k, attrs=k.attrs.set("interface", mode))
 
 
 def bind(k: Kernel, name: str, storage: str) -> Kernel:

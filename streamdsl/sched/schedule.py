@@ -10,7 +10,8 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ..errors import ScheduleError, caller_loc, StreamDSLError
+from .. import registry
+from ..errors import ScheduleError, StreamDSLError, caller_loc, user_facing, user_facing_methods
 from ..ir.nodes import Kernel
 from . import primitives as P
 from .rewrite import loops_with_paths, unique_loop_vars
@@ -54,9 +55,36 @@ class Step:
                 "kwargs": {k: _enc(v) for k, v in self.kwargs}, "outs": list(self.outs)}
 
     @staticmethod
-    def from_json(d: dict) -> "Step":
-        return Step(d["primitive"], tuple(_dec(a) for a in d["args"]),
-                    tuple((k, _dec(v)) for k, v in d["kwargs"].items()), tuple(d["outs"]))
+    def from_json(d, n: int = 0) -> "Step":
+        """Step ``n`` of a trace's JSON; anything but a recorded schedule primitive is a :class:`TraceError`."""
+        if not isinstance(d, dict) or set(d) != {"primitive", "args", "kwargs", "outs"}:
+            raise _bad(f"step {n} is not an object with the keys primitive, args, kwargs and outs", d)
+        prim, args, kwargs, outs = d["primitive"], d["args"], d["kwargs"], d["outs"]
+        if prim not in PRIMITIVES:
+            raise _bad(f"step {n} names {prim!r}, which is not a schedule primitive", prim,
+                       hint=f"a trace replays only the primitives: {', '.join(sorted(PRIMITIVES))}")
+        if not isinstance(args, list) or not isinstance(kwargs, dict) or not isinstance(outs, list) \
+                or not all(isinstance(o, str) for o in outs):
+            raise _bad(f"step {n} ({prim}): args must be a list, kwargs an object and outs a list of names", d)
+        return Step(prim, tuple(_dec(a, n) for a in args), tuple((k, _dec(v, n)) for k, v in kwargs.items()),
+                    tuple(outs))
+
+
+# What a trace may replay: the primitives Schedule records (each calls _apply with its name).
+PRIMITIVES = frozenset({"split", "inline", "rfactor", "reorder", "fuse", "pipeline", "unroll", "partition",
+                        "buffer_at", "compute_at", "bind", "bind_op"})
+
+
+class TraceError(ScheduleError):
+    """A trace's JSON is not a trace streamdsl wrote (malformed, or naming something other than a primitive)."""
+
+    kind = "trace error"
+
+
+def _bad(message: str, what=None, hint: str | None = None) -> TraceError:
+    shown = json.dumps(what)[:200] if what is not None else ""
+    return TraceError(f"Trace.from_json: {message}" + (f": {shown}" if shown else ""), _caller_loc(),
+                      hint=hint or "pass the text Trace.to_json() wrote")
 
 
 def _enc(a):
@@ -65,10 +93,18 @@ def _enc(a):
     return a
 
 
-def _dec(a):
+def _dec(a, n: int = 0):
+    """A step's argument: a loop or buffer handle ({"loop": name}), or a plain value (number, string, None,
+    or a list of them)."""
     if isinstance(a, dict):
+        if len(a) != 1 or next(iter(a)) not in ("loop", "buffer") or not isinstance(next(iter(a.values())), str):
+            raise _bad(f"step {n}: an argument object must be {{\"loop\": name}} or {{\"buffer\": name}}", a)
         ((kind, name),) = a.items()
         return (kind, name)
+    if isinstance(a, list):
+        return [_dec(x, n) for x in a]
+    if a is not None and not isinstance(a, (bool, int, float, str)):
+        raise _bad(f"step {n}: unexpected argument", a)
     return a
 
 
@@ -83,17 +119,7 @@ class Trace:
         lines = [f"s = sd.schedule({self.kernel_name})"]
         bound: set[str] = set()
         for st in self.steps:
-            def ref(a):
-                if isinstance(a, tuple) and len(a) == 2 and a[0] == "loop":
-                    return a[1] if a[1] in bound else f's.loop("{a[1]}")'
-                if isinstance(a, tuple) and len(a) == 2 and a[0] == "buffer":
-                    return f's.buffer("{a[1]}")'
-                return repr(a)
-
-            call = ", ".join([ref(a) for a in st.args] + [f"{k}={ref(v)}" for k, v in st.kwargs])
-            lhs = ", ".join(st.outs)
-            lines.append(f"{lhs + ' = ' if lhs else ''}s.{st.primitive}({call})")
-            bound.update(st.outs)
+            lines.append(step_line(st, "s", bound))
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -108,20 +134,68 @@ class Trace:
         return json.dumps({"kernel": self.kernel_name, "steps": [s.to_json() for s in self.steps]}, indent=1)
 
     @staticmethod
+    @user_facing
     def from_json(text: str) -> "Trace":
-        d = json.loads(text)
-        return Trace(d["kernel"], tuple(Step.from_json(s) for s in d["steps"]))
+        """The trace :meth:`to_json` wrote; malformed JSON, or a step that is not a schedule primitive, is a
+        :class:`TraceError` at the call."""
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        if not isinstance(text, str):
+            raise _bad(f"expected the JSON text of a trace, got {type(text).__name__}")
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise _bad(f"not valid JSON ({err.msg} at line {err.lineno}, column {err.colno})") from None
+        if not isinstance(d, dict) or not isinstance(d.get("kernel"), str) or not isinstance(d.get("steps"), list):
+            raise _bad("expected an object with \"kernel\" (a name) and \"steps\" (a list)", d)
+        return Trace(d["kernel"], tuple(Step.from_json(s, n) for n, s in enumerate(d["steps"])))
 
+    @user_facing
     def replay(self, kernel) -> "Schedule":
-        """Apply the recorded primitives to a fresh schedule of ``kernel``."""
+        """Apply the recorded primitives to a fresh schedule of ``kernel`` (only primitives: see PRIMITIVES)."""
         s = Schedule(kernel)
-        for st in self.steps:
-            args = [s._ref(a) for a in st.args]
-            kwargs = {k: s._ref(v) for k, v in st.kwargs}
-            getattr(s, st.primitive)(*args, **kwargs)
+        for n, st in enumerate(self.steps):
+            apply_step(s, st, n)
         return s
 
 
+def step_line(st: Step, var: str, bound: set[str] | None) -> str:
+    """One recorded step as a line of Python on schedule variable ``var``; ``bound``: the loop names already
+    assigned to Python variables by earlier lines (updated), or None to assign none and name every loop."""
+    def ref(a):
+        if isinstance(a, tuple) and len(a) == 2 and a[0] == "loop":
+            return a[1] if bound is not None and a[1] in bound else f'{var}.loop("{a[1]}")'
+        if isinstance(a, tuple) and len(a) == 2 and a[0] == "buffer":
+            return f'{var}.buffer("{a[1]}")'
+        return repr(a)
+
+    call = ", ".join([ref(a) for a in st.args] + [f"{k}={ref(v)}" for k, v in st.kwargs])
+    if bound is None:
+        return f"{var}.{st.primitive}({call})"
+    lhs = ", ".join(st.outs)
+    bound.update(st.outs)
+    return f"{lhs + ' = ' if lhs else ''}{var}.{st.primitive}({call})"
+
+
+def apply_step(s: "Schedule", st: Step, n: int = 0) -> None:
+    """Apply step ``n``, ``st``, to schedule ``s`` (its handles resolved in ``s``): only a primitive, with the
+    arguments it takes (a :class:`TraceError` otherwise)."""
+    import inspect
+
+    if st.primitive not in PRIMITIVES:
+        raise _bad(f"step {n} names {st.primitive!r}, which is not a schedule primitive", st.primitive,
+                   hint=f"a trace replays only the primitives: {', '.join(sorted(PRIMITIVES))}")
+    method = getattr(s, st.primitive)
+    args = [s._ref(a) for a in st.args]
+    kwargs = {k: s._ref(v) for k, v in st.kwargs}
+    try:
+        inspect.signature(method).bind(*args, **kwargs)
+    except TypeError as err:
+        raise _bad(f"step {n} ({st.primitive}): {err}") from None
+    method(*args, **kwargs)
+
+
+@user_facing_methods
 class Schedule:
     """Interactive schedule of one kernel; every primitive returns handles."""
 
@@ -228,6 +302,10 @@ class Schedule:
     def bind(self, buf, storage):
         self._apply("bind", P.bind, (buf, storage), {})
 
+    def interface(self, mode="ap_memory"):
+        """The top function's array ports as ``ap_memory`` RAM ports or ``m_axi`` masters (the default)."""
+        self._apply("interface", P.interface, (), {"mode": mode})
+
     def bind_op(self, loop, op="mul", impl="dsp"):
         """The integer multiplies inside ``loop`` in DSPs (``impl="dsp"``) or LUTs (``"fabric"``)."""
         self._apply("bind_op", P.bind_op, (loop, op, impl), {}, plain=(1, 2))
@@ -302,15 +380,15 @@ class Schedule:
         window = marked[max(0, idx - 3): idx + 4]
         return (hint + "\n" if hint else "") + "     in the IR:\n" + "\n".join("       " + w for w in window)
 
-    def build(self, target: str = "hls", output=None, board: str = "u55c", overwrite: bool = False):
-        """Hand the scheduled IR to a backend (the one upward call of this layer)."""
-        if target != "hls":
-            raise ScheduleError(f"build: unknown target {target!r}", _caller_loc(), hint='use target="hls"')
-        from ..backend.hls import build
-
+    def build(self, target: str = "hls", output=None, board="u55c", overwrite: bool = False):
+        """Hand the scheduled IR to the backend registered as ``target`` (``"hls"``: a Vitis HLS project)."""
         loc = _caller_loc()
         try:
-            return build(self.ir, output=output, board=board, overwrite=overwrite)
+            impl = registry.lookup("build.kernel", target)
+        except StreamDSLError as err:
+            raise ScheduleError(f"build: {err.message}", loc, hint=err.hint) from None
+        try:
+            return impl(self.ir, output=output, board=board, overwrite=overwrite)
         except StreamDSLError as err:
             if err.loc is None:  # a project error (board, folder): point at the build call
                 err.loc = loc

@@ -1,14 +1,18 @@
 """The dataflow design as a Graphviz picture: what ``g.lowered()`` builds, one shape per kind.
 
 * kernel tasks: boxes with the task name, its kernel and its timing (token-sim
-  ``iters x II, lat``; with ``perf``, the modeled cycles and DSPs);
+  its cycles and token steps; with ``perf``, the modeled cycles and DSPs);
 * layout converters: hexagons with their buffer; forks: diamonds;
 * DMAs: cylinders (loads green, stores orange) with the memory bank(s) they use,
   ``HBM[a:b]`` as a Vitis link config writes it;
-* FIFOs: edges labelled with their name, stream layout (the itensor, as
-  ``print(g)`` shows it), depth and where the depth came from; the DRAM
-  hand-off between regions is a dashed edge;
+* FIFOs: edges labelled with their name, tokens and token shape, depth and
+  where the depth came from, with the whole itensor (as ``print(g)`` shows it)
+  in the edge's tooltip; the DRAM hand-off between regions is a dashed edge;
 * regions: clusters, titled with their on-chip bytes.
+
+The graph is ranked top to bottom with short edge labels, so a layer of a dozen kernels and their
+DMAs is about as wide as a screen and scrolls down (ranked left to right with the itensors on the
+edges, an LLM decode layer was 9,000 px wide).
 
 Banks: each region's DMAs take the memory's channels in order, as many as
 :func:`streamdsl.perf.model.allocate_channels` gives each (the smallest DMAs
@@ -26,13 +30,11 @@ import sys
 from pathlib import Path
 
 from ..dfg.layout import describe
+from ..dfg.printer import task_timing
 from ..errors import caller_loc, user_facing
-from ..boards import board as get_board
-from ..perf.model import model_tasks
 from .common import VizError, check_perf, out_path, schedule_of
 
 DOT_TIMEOUT_S = 60
-DEFAULT_BOARD = "u55c"
 
 STYLE = {  # kind -> node attributes
     "task": dict(shape="box", style="rounded,filled", fillcolor="#dbe9f6"),
@@ -51,6 +53,12 @@ def quote(text) -> str:
 
 def _attrs(**kw) -> str:
     return "[" + ", ".join(f"{k}={quote(v)}" for k, v in kw.items()) + "]"
+
+
+def _tokens(it) -> str:
+    """A stream in a few words: ``16 tokens of 1x64 f32`` (the edge's tooltip has the itensor)."""
+    n = it.num_tokens
+    return f"{n} token{'s' if n != 1 else ''} of {'x'.join(map(str, it.element))} {it.dtype}"
 
 
 def _bank_text(kind: str, lo: int, hi: int) -> str:
@@ -78,14 +86,14 @@ def _dma_plan(g, low, perf):
     if perf is not None:
         mem, dmas = perf.board.memory, list(perf.dmas)
     else:
-        b, _, _, _, dmas, _ = model_tasks(g, DEFAULT_BOARD, low=low)
-        mem = b.memory
+        timing = g.timing()
+        mem, dmas = timing.board.memory, timing.dmas
     return mem, {d.name: d for d in dmas}, dma_banks(dmas, mem.channels)
 
 
 def _node_label(g, n, perf, mem, dmas, banks) -> str:
-    s = n.sim
-    timing = f"{s.iters} iter x II {s.ii}, lat {s.lat}"
+    s = perf.nodes[n.name].task if perf is not None else g.timing().tasks[n.name]
+    timing = task_timing(s)
     np_ = perf.nodes.get(n.name) if perf is not None else None
     if n.kind == "task":
         lines = [n.name, f"kernel {g.graph.tasks[n.name].kernel}"]
@@ -130,9 +138,9 @@ def graph_dot(g, perf=None) -> str:
         title += (f" on {perf.board.name} @ {perf.clock_mhz:g} MHz: {perf.cycles} cycles, "
                   f"{perf.channels_used} of {mem.channels} {mem.kind} channels")
     else:
-        title += f" (DMA banks: the {get_board(DEFAULT_BOARD).name}'s {mem.channels} {mem.kind} channels, by bytes)"
+        title += f" (DMA banks: the {g.timing().board.name}'s {mem.channels} {mem.kind} channels, by bytes)"
     out = [f"digraph {quote(ir.name)} {{",
-           f"  graph {_attrs(rankdir='LR', fontname='Helvetica', fontsize='12', label=title, labelloc='t')};",
+           f"  graph {_attrs(rankdir='TB', fontname='Helvetica', fontsize='12', label=title, labelloc='t')};",
            "  node [fontname=\"Helvetica\", fontsize=\"10\"];",
            "  edge [fontname=\"Helvetica\", fontsize=\"8\"];"]
     onchip = g.onchip_bytes(low)
@@ -150,8 +158,8 @@ def graph_dot(g, perf=None) -> str:
             out.append(f"  {quote(f.src)} -> {quote(f.dst)} {_attrs(label=f'{f.edge} via DRAM', style='dashed')};")
             continue
         d, src = g.depth(f.name)
-        label = f"{f.name}\n{describe(f.layout)}\ndepth {d} ({src})"
-        out.append(f"  {quote(f.src)} -> {quote(f.dst)} {_attrs(label=label)};")
+        label = f"{f.name}\n{_tokens(f.layout)}\ndepth {d} ({src})"
+        out.append(f"  {quote(f.src)} -> {quote(f.dst)} {_attrs(label=label, tooltip=describe(f.layout))};")
     out.append("}")
     return "\n".join(out) + "\n"
 

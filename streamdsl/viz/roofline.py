@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import caller_loc, user_facing
+from ..ir.loops import trip_count
 from ..ir.nodes import (
     Assign, BinOp, Call, CallKernel, Cast, Const, Decl, For, If, Kernel, Load, Select, Store, UnaryOp, walk,
 )
@@ -71,8 +72,9 @@ def _trips(s: For, env: dict[str, int]) -> int:
     """Iterations of a loop, at their largest when the bounds use outer loop variables (a triangular
     ``range(i)`` counts as the outer loop's last ``i``); bounds on anything else (a scalar argument) take
     the largest constant in them, as the cost model :mod:`streamdsl.cost.model` does."""
-    if isinstance(s.start, Const) and isinstance(s.stop, Const):
-        return max(0, -(-(s.stop.value - s.start.value) // s.step))
+    n = trip_count(s)
+    if n is not None:
+        return n
     stop = _largest(s.stop, env)
     start = s.start.value if isinstance(s.start, Const) else None
     if stop is not None and start is not None:

@@ -123,6 +123,7 @@ def _figure(what: str, g_or_result):
     ax.set_ylim(rows - 0.5, -0.5)
     ax.set_ylabel("task (busy above, waits below)")
     ax.set_xlabel("cycle")
+    ax.tick_params(labelbottom=True)  # sharex hides the upper axes' numbers; each plot keeps its own
     ax.set_xlim(0, end)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(handles=[Patch(color=COLORS["busy"], label="busy"),

@@ -495,3 +495,20 @@ def test_bind_op_puts_float_adds_in_fabric_and_csim_is_bit_exact():
     if shutil.which("g++"):
         np.testing.assert_array_equal(s.build("hls").csim(x, w), fdot(x, w))
 
+
+
+@sd.kernel
+def half_scale(x: sd.f16[4]) -> sd.f16[4]:
+    y: sd.f16[4] = 0.0
+    for i in range(4):
+        y[i] = x[i] * 2.0
+    return y
+
+
+def test_f16_is_refused_by_the_hls_backend_with_a_located_error():
+    """The README says so: f16/bf16 run in the simulator; the HLS backend does not emit them."""
+    assert half_scale(np.ones(4, np.float16)).dtype == np.float16
+    with pytest.raises(sd.StreamDSLError, match="f16 is not supported by the HLS backend") as err:
+        sd.schedule(half_scale).build("hls")  # the located line
+    assert err.value.loc.file == __file__ and "# the located line" in open(__file__).read().splitlines()[err.value.loc.line - 1]
+    assert "f16` and `bf16` run in the" in (Path(__file__).parents[2] / "README.md").read_text()

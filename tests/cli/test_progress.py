@@ -84,3 +84,19 @@ def test_generate_shows_tokens_and_layers(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "generate" in err and "2/2" in err and "prefill" in err and "layer" in err
     assert np.asarray(quiet).shape == (2,)
+
+
+def test_waiting_ticks_the_elapsed_time_of_a_silent_call(monkeypatch, capsys):
+    import time
+
+    from streamdsl.progress import waiting
+
+    monkeypatch.setenv("STREAMDSL_PROGRESS", "1")
+    with waiting("building the tokenizer", tick=0.01):
+        time.sleep(0.05)
+    out, err = capsys.readouterr()
+    assert out == "" and "building the tokenizer: 00:00" in err
+    monkeypatch.setenv("STREAMDSL_PROGRESS", "0")
+    with waiting("silent"):
+        pass
+    assert capsys.readouterr().err == ""

@@ -82,7 +82,7 @@ def test_a_write_outside_the_rows_fails_the_csim():
 def test_print_trace_and_timing_show_the_rows_only():
     g = design()
     assert "output (DMA, at pos of 8 along axis 1)" in str(g)
-    assert "g.store_at(g.edge('y'), 'pos', axis=1, extent=8)" in g.trace
+    assert 'g.store_at(g.edge("y"), \'pos\', axis=1, extent=8)' in g.trace
     store = next(d for d in g.lowered().nodes.values() if d.kind == "store" and d.dma.tensor == "y")
     assert store.dma.tensor_type.shape == (H, T, D)  # the DMA moves the rows, not the array
 

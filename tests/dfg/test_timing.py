@@ -31,13 +31,30 @@ def test_one_iteration_takes_the_whole_kernel():
 
 
 def test_a_dma_token_is_there_when_its_last_word_is():
-    # a 1024-float vector as one token: 64 bus words of 512 bits, one a cycle, so it is whole 63 cycles after
-    # its first word (which comes DMA_LATENCY cycles after the request); before, it arrived with the first
+    # a 1024-float vector as one token (4 KiB), alone in its region, gets the U55C's HBM channels that shorten
+    # it (14.375 GB/s each, 57.5 B a cycle at 250 MHz); its first beat comes DMA_LATENCY cycles after the request
+    # and the token is whole when its last word arrives
+    import streamdsl as sd
     from streamdsl import f32
-    from streamdsl.dfg.layout import DMA, tiled
-    from streamdsl.dfg.timing import DMA_LATENCY, dma_task
-    from streamdsl.types import TensorType
+    from streamdsl.dfg.channels import DMA_LATENCY, dma_timing
 
-    t = TensorType(f32, (1, 1024))
-    task = dma_task(DMA("load_x", "x", "load", 0, tiled(t, (1, 1024)), t))
-    assert (task.iters, task.ii, task.lat) == (1, 64, DMA_LATENCY + 63)
+    @sd.kernel
+    def neg(x: f32[1, 1024]) -> f32[1, 1024]:
+        y: f32[1, 1024] = 0.0
+        for j in range(1024):
+            y[0, j] = -x[0, j]
+        return y
+
+    @sd.dataflow
+    def one(x: f32[1, 1024]) -> f32[1, 1024]:
+        y = neg(x)
+        return y
+
+    g = sd.schedule(one)
+    timing = g.timing("u55c")
+    (d,) = [d for d in timing.dmas if d.direction == "load"]
+    task = timing["load_x"]
+    per_cycle = d.gbs * 1e9 / 250e6
+    assert d.token_bytes == 4096 and d.gbs == d.channels * 14.375
+    assert (task.iters, task.ii, task.lat) == (1, *dma_timing(1, 4096, per_cycle))
+    assert task.lat == DMA_LATENCY - 1 + -(-4096 // per_cycle)  # the last word, not the first

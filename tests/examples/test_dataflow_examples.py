@@ -18,7 +18,7 @@ from streamdsl.dfg.tokensim import simulate
 
 def unbounded_cycles(g) -> int:
     low = g.lowered()
-    return simulate(low.sim_tasks(), low.sim_edges(), {f.name: None for f in low.fifos}).cycles
+    return simulate(g.timing().task_list, g.timing().edges, {f.name: None for f in low.fifos}).cycles
 
 
 @pytest.mark.parametrize("name, fn", [("ffn_dataflow", "ffn"), ("attention_dataflow", "attention")])
@@ -67,8 +67,8 @@ def test_custom_mlp_in_a_llama_verifies_on_the_simulator_and_in_csim():
 
     reference = NumpyModel(ex.config, ex.weights).forward
     prompt = np.arange(6)
-    for backend in ("sim", "csim"):
-        assert m.verify(reference, prompt, decode_steps=2, backend=backend).steps == 3
+    for mode in ("sim", "csim"):
+        assert m.verify(reference, prompt, decode_steps=2, mode=mode).steps == 3
 
 
 def test_a_block_with_another_interface_is_refused_where_it_is_swapped_in():
@@ -95,11 +95,13 @@ def test_a_wrong_reference_fails_verification():
         m.verify(lambda ids: np.zeros((len(ids), ex.config.vocab), np.float32), np.arange(4), decode_steps=0)
 
 
-def test_custom_mlp_script_runs(capsys):
+def test_custom_mlp_script_runs(capsys, monkeypatch):
     import runpy
+    import sys
 
     from test_examples import EXAMPLES
 
+    monkeypatch.setattr(sys, "argv", [str(EXAMPLES / "custom_mlp_llama.py")])
     runpy.run_path(str(EXAMPLES / "custom_mlp_llama.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "verified 3 step(s) (prefill + 2 decode) on sim" in out

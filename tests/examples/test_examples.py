@@ -264,7 +264,8 @@ def test_ir_text_round_trips(name):
 
 
 @pytest.mark.parametrize("name", ALL_EXAMPLES)
-def test_example_script_runs(name, capsys):
+def test_example_script_runs(name, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", [str(EXAMPLES / f"{name}.py")])  # the script parses its (no) arguments
     runpy.run_path(str(EXAMPLES / f"{name}.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "max |error| vs NumPy" in out

@@ -137,6 +137,20 @@ def test_good_program_runs_clean(tmp_path):
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
 
 
+def test_without_the_hook_errors_are_located_and_the_hook_is_left_alone(tmp_path):
+    """``import streamdsl`` leaves sys.excepthook as it was; an API error is still located at the user's line,
+    and of streamdsl's frames only the API boundary (``user_facing``) is left in the traceback."""
+    f = tmp_path / "plain_user.py"
+    f.write_text("import sys\nhook = sys.excepthook\nimport streamdsl as sd\nassert sys.excepthook is hook\n\n\n"
+                 "@sd.kernel\ndef k(A: sd.f32[8]) -> sd.f32[8]:\n    while True:\n        pass\n    return A\n\n\n"
+                 "print(k.ir)\n")
+    proc = run_user_file(f)
+    assert proc.returncode == 1
+    assert "plain_user.py:9:" in proc.stderr and "= hint:" in proc.stderr, proc.stderr
+    frames = [p for p, _ in re.findall(r'^  File "([^"]+)", line (\d+)', proc.stderr, re.M)]
+    assert frames[0] == str(f) and [p for p in frames if p != str(f)] == [str(Path(PKG_DIR) / "errors.py")], frames
+
+
 def test_non_streamdsl_errors_keep_their_traceback(tmp_path):
     """The excepthook only edits StreamDSLErrors."""
     f = tmp_path / "plain.py"

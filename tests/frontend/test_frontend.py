@@ -78,7 +78,7 @@ def test_floor_division_of_ints():
     has(promo, "let n: i32 = (cast<i32>(A[i]) // B[i])")
 
 
-def test_promotion_matches_types_promote():
+def test_promotion_matches_types_promote(tmp_path):
     for a in (sd.i8, sd.u8, sd.i16, sd.u16, sd.i32, sd.Int(5), sd.UInt(7), sd.f32, sd.f64):
         for b in (sd.i8, sd.u8, sd.i32, sd.UInt(3), sd.f32):
             src = f"""
@@ -91,7 +91,7 @@ def k(A: sd.{_spell(a)}[2], B: sd.{_spell(b)}[2]) -> sd.f64[2]:
         C[i] = x
     return C
 """
-            k = _load(src)
+            k = _load(src, tmp_path)
             decl = next(s for s in k.ir.body[1].body if isinstance(s, Decl))
             assert decl.dtype == sd.types.promote(a, b), (a, b)
 
@@ -105,15 +105,12 @@ def _spell(t) -> str:
     return str(t)
 
 
-def _load(src: str):
-    """Import a kernel from source written to a real file (kernels need source files)."""
+def _load(src: str, folder):
+    """Import a kernel from source written to a real file in ``folder`` (kernels need source files)."""
     import importlib.util
-    import tempfile
-    from pathlib import Path
 
     _MOD_COUNT[0] += 1
-    d = Path(tempfile.mkdtemp(prefix="sd_frontend_"))
-    path = d / f"gen_{_MOD_COUNT[0]}.py"
+    path = folder / f"gen_{_MOD_COUNT[0]}.py"
     path.write_text(src)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     mod = importlib.util.module_from_spec(spec)
@@ -179,6 +176,25 @@ def test_ternary_of_literals_and_of_mixed_types():
 
     has(t, "C[i] = cast<f64>(select((A[i] > 0:i16), 1:i32, 0:i32))",
         "C[i] = select((A[i] > 0:i16), cast<f64>(A[i]), X[i])")
+
+
+def _offset_kernel(unit_offset: bool):
+    @sd.kernel
+    def t(X: sd.f32[N], W: sd.f32[N]) -> sd.f32[N]:
+        C: sd.f32[N] = 0.0
+        for i in range(N):
+            C[i] = X[i] * ((1.0 + W[i]) if unit_offset else W[i]) * (2.0 if N > SCALE else 3.0)
+        return C
+
+    return t
+
+
+def test_ternary_on_a_closure_constant_is_chosen_when_the_kernel_is_defined():
+    """A factory's option (``(1 + w) if unit_offset else w``) leaves only its branch in the IR: no select, no cast."""
+    has(_offset_kernel(True), "C[i] = ((X[i] * (1.0:f32 + W[i])) * 2.0:f32)")
+    has(_offset_kernel(False), "C[i] = ((X[i] * W[i]) * 2.0:f32)")
+    x, w = np.arange(N, dtype=np.float32), np.full(N, 0.5, np.float32)
+    np.testing.assert_array_equal(_offset_kernel(True)(x, w), x * 1.5 * 2)
 
 
 # --------------------------------------------------------- assignment and loops

@@ -68,7 +68,9 @@ def test_llama3_rope_matches_transformers():
     from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
 
     d, theta = 16, 500000.0
-    params = {"rope_type": "llama3", "rope_theta": theta, **blocks.LLAMA3_SCALING}
+    sc = blocks.LLAMA3_SCALING
+    params = {"rope_type": "llama3", "rope_theta": theta, "factor": sc.factor, "low_freq_factor": sc.low_freq_factor,
+              "high_freq_factor": sc.high_freq_factor, "original_max_position_embeddings": sc.original_max_positions}
     cfg = LlamaConfig(hidden_size=64, num_attention_heads=4, head_dim=d, rope_parameters=params,
                       max_position_embeddings=1 << 17)
     hf_inv, scaling = _compute_llama3_parameters(cfg, "cpu")

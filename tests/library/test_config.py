@@ -8,7 +8,7 @@ import transformers
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
 from streamdsl.library.llm.config import FAMILIES, FULL, SLIDING, LLMConfig, LLMError, preset, tiny, to_hf
-from streamdsl.library.llm.numpy_model import rope_inv_freq
+from streamdsl.library.llm.rope import rope_inv_freq
 
 # name: layers, hidden, heads, kv_heads, head_dim, intermediate, vocab, max_positions, eps  (LLM_FACTS section 1)
 FACTS = {
@@ -80,20 +80,20 @@ def test_rope_frequencies_equal_transformers(name):
 
         for layer_type, theta in ((FULL, c.rope_theta), (SLIDING, c.rope_local_theta)):
             expected, _ = Gemma3RotaryEmbedding.compute_default_rope_parameters(hf_config, layer_type=layer_type)
-            np.testing.assert_allclose(rope_inv_freq(c, theta), expected.numpy(), rtol=1e-6)
+            np.testing.assert_allclose(rope_inv_freq(c.head_dim, theta, c.rope_scaling), expected.numpy(), rtol=1e-6)
         return
     kind = hf_config.rope_parameters["rope_type"]
     if kind == "default":
         expected = 1.0 / (c.rope_theta ** (torch.arange(0, c.head_dim, 2, dtype=torch.float) / c.head_dim))
     else:
         expected, _ = ROPE_INIT_FUNCTIONS[kind](hf_config, None)
-    np.testing.assert_allclose(rope_inv_freq(c, c.rope_theta), expected.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(rope_inv_freq(c.head_dim, c.rope_theta, c.rope_scaling), expected.numpy(), rtol=1e-6)
 
 
 def test_llama3_scaling_hits_all_three_bands_in_tiny():
     c = tiny("llama")
-    plain = rope_inv_freq(c.replace(rope_scaling=None), c.rope_theta)
-    ratio = plain / rope_inv_freq(c, c.rope_theta)
+    plain = rope_inv_freq(c.head_dim, c.rope_theta)
+    ratio = plain / rope_inv_freq(c.head_dim, c.rope_theta, c.rope_scaling)
     assert np.isclose(ratio, 1).any() and np.isclose(ratio, 32).any()
     assert ((ratio > 1.01) & (ratio < 31.9)).any()
 

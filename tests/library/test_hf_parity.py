@@ -17,7 +17,8 @@ import torch
 import transformers
 
 from streamdsl.library.llm.config import FAMILIES, LLMError, tiny, to_hf
-from streamdsl.library.llm.numpy_model import KVCache, NumpyModel, linear, quantize_activations
+from streamdsl.library.llm.numpy_model import KVCache, NumpyModel, linear
+from streamdsl.library.llm.ref import quantize_rows
 from streamdsl.library.llm.weights import QuantLinear, from_hf, load_state_dict, quantize, quantize_matrix
 
 RTOL, ATOL = 1e-4, 1e-4
@@ -246,7 +247,7 @@ def test_a8_linear_equals_torch_integer_matmul():
     acc = xq @ torch.from_numpy(w.codes).to(torch.int64).T
     ref = (acc.double() * s[:, None].double() * torch.from_numpy(w.scale)[None, :].double()).float().numpy()
     np.testing.assert_array_equal(linear(x, w), ref)
-    codes, scales = quantize_activations(x)
+    codes, scales = quantize_rows(x)
     np.testing.assert_array_equal(codes, xq.numpy().astype(np.int8))
     assert scales[2] == 1.0 and not codes[2].any()
 

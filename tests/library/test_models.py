@@ -47,11 +47,11 @@ def case(request):
     return config, from_hf(hf), ids, want, tokens
 
 
-def run(m, ids, tokens, backend):
-    logits, cache = m.prefill(ids, backend=backend)
+def run(m, ids, tokens, mode):
+    logits, cache = m.prefill(ids, mode=mode)
     got = [logits]
     for tok in tokens:
-        lg, cache = m.decode(tok, cache, backend=backend)
+        lg, cache = m.decode(tok, cache, mode=mode)
         got.append(lg)
     return got, cache
 
@@ -62,11 +62,11 @@ def check(got, want):
         assert np.array_equal(np.argmax(g, axis=-1), np.argmax(w, axis=-1)), f"argmax differs at step {step}"
 
 
-@pytest.mark.parametrize("backend", ["sim", "csim"])
-def test_prefill_and_decode_match_transformers(case, backend):
+@pytest.mark.parametrize("mode", ["sim", "csim"])
+def test_prefill_and_decode_match_transformers(case, mode):
     config, weights, ids, want, tokens = case
     m = models.model(config, max_len=PROMPT_LEN + DECODE_STEPS).load(weights)
-    got, cache = run(m, ids, tokens, backend)
+    got, cache = run(m, ids, tokens, mode)
     check(got, want)
     assert cache.length == PROMPT_LEN + DECODE_STEPS
 
@@ -110,7 +110,7 @@ def test_a_step_stores_only_its_new_rows_into_the_caches_in_place():
     ids = prompt(config, length=5)
     _, cache = m.prefill(ids)
     before = [k.copy() for k in cache.keys]
-    _, after = m.decode(3, cache, backend="csim")
+    _, after = m.decode(3, cache, mode="csim")
     assert all(np.array_equal(k, b) for k, b in zip(cache.keys, before)), "the caller's cache is left as it was"
     for k, b in zip(after.keys, before):  # only row 5 changed: the rows C-simulation wrote back
         assert np.array_equal(np.delete(k, 5, axis=1), np.delete(b, 5, axis=1)) and np.any(k[:, 5] != 0)

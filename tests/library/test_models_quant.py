@@ -51,7 +51,7 @@ def test_quantised_layers_csim_like_the_simulator(family, scheme):
     m = model(c, max_len=8, quant=scheme).load(random_weights(c))
     ids = np.arange(5)
     sim, cache = m.prefill(ids)
-    np.testing.assert_allclose(m.prefill(ids, backend="csim")[0], sim, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(m.prefill(ids, mode="csim")[0], sim, rtol=1e-5, atol=1e-5)
     src = m.schedule(1).build().source
     assert "ap_int<4>" in src if scheme == "w4a8" else "int8_t" in src  # weights stay narrow in hardware
 

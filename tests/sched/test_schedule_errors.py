@@ -16,6 +16,7 @@ import pytest
 
 import streamdsl as sd
 from streamdsl import f32, i32
+from streamdsl.backend.folder import OutputFolderError
 from streamdsl.backend.hls import HLSProjectError
 from streamdsl.backend.sim import simulate
 
@@ -519,9 +520,9 @@ def test_tile_is_all_or_nothing():
 # -------------------------------------------------------------------- build
 def test_build_unknown_board():
     s = sd.schedule(gemm)
-    with pytest.raises(HLSProjectError) as ei:
+    with pytest.raises(sd.BoardError) as ei:
         s.build("hls", board="zcu104")  # @board
-    check(ei.value, "@board", "unknown board 'zcu104'", cls=HLSProjectError)
+    check(ei.value, "@board", "unknown board 'zcu104'", cls=sd.BoardError)
     assert "known boards: u55c, u280, vck190" in str(ei.value)
 
 
@@ -538,9 +539,9 @@ def test_build_into_a_folder_with_foreign_files(tmp_path):
     notes = out / "notes.txt"
     notes.write_bytes(b"my own notes\n")
     s = sd.schedule(gemm)
-    with pytest.raises(HLSProjectError) as ei:
+    with pytest.raises(OutputFolderError) as ei:
         s.build("hls", output=out)  # @foreign
-    check(ei.value, "@foreign", f"'{out}' holds files streamdsl did not generate: notes.txt", cls=HLSProjectError)
+    check(ei.value, "@foreign", f"output '{out}' holds files streamdsl did not write: notes.txt", cls=OutputFolderError)
     assert "overwrite=True" in str(ei.value)
     assert notes.read_bytes() == b"my own notes\n"
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]  # nothing was written
@@ -561,3 +562,33 @@ def test_every_tag_is_used():
     src = HERE.read_text()
     for tag in _TAGS:
         assert src.count(f'"{tag}"') >= 1, tag
+
+
+def _refusals(s, g):
+    """Refused calls on a kernel schedule ``s`` and a dataflow schedule ``g`` (one gemm task, result ``h``)."""
+    return [lambda: s.split(s.loop("i"), 5, tail="refuse"), lambda: s.loop("zz"), lambda: s.buffer("zz"),
+            lambda: s.pipeline("i"), lambda: s.unroll(s.loop("k"), 100), lambda: s.partition(s.buffer("A"), dim=9),
+            lambda: s.reorder(s.loop("k"), s.loop("i")), lambda: s.build("opencl"), lambda: s.bind(s.buffer("C"), "ssd"),
+            lambda: s.tile(s.loop("j"), s.loop("k"), 4, 4), lambda: s.rfactor(s.loop("i"), 3),
+            lambda: g.task("nope"), lambda: g.edge("nope"), lambda: g.stream(g.edge("h"), tile=(3, 3)),
+            lambda: g.fifo(g.edge("h"), depth=0), lambda: g.size_fifos(mode="fast"), lambda: g.fuse(),
+            lambda: g.build("opencl"), lambda: g.store_at(g.edge("h"), "nope", axis=0, extent=4)]
+
+
+def test_caught_schedule_and_dataflow_errors_carry_no_streamdsl_frames():
+    """What a user who catches the error sees: their own frames, then the one line of the call into streamdsl."""
+    import traceback
+
+    @sd.dataflow
+    def ffn(A: f32[16, 8], B: f32[8, 16]) -> f32[16, 16]:
+        h = gemm(A, B)
+        return h
+
+    pkg = str(Path(sd.__file__).resolve().parent)
+    cases = _refusals(sd.schedule(gemm), sd.schedule(ffn))
+    for n, refused in enumerate(cases):
+        with pytest.raises(sd.StreamDSLError) as err:
+            refused()
+        files = [f.filename for f in traceback.extract_tb(err.value.__traceback__)]
+        assert not [f for f in files if f.startswith(pkg)], (n, err.value, files)
+        assert err.value.loc is not None and err.value.loc.file == __file__, (n, err.value)

@@ -6,6 +6,7 @@ Also: the scheduled IR prints and parses back to itself
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -272,3 +273,52 @@ def test_a_batch_verifies_once_and_a_refusal_inside_it_changes_nothing():
             s.partition(s.buffer("X"), 1, "cyclic", 100)  # X has 8 rows: refused
         assert s.ir is before
     assert len(s.trace.steps) == 2
+
+
+# ---------------------------------------------------------------------- hostile JSON
+def _step(primitive, args=(), kwargs=None, outs=()):
+    return {"primitive": primitive, "args": list(args), "kwargs": kwargs or {}, "outs": list(outs)}
+
+
+HOSTILE = {
+    "not JSON": ("{", "not valid JSON"),
+    "a list": ("[]", 'expected an object with "kernel"'),
+    "no steps": (json.dumps({"kernel": "gemm"}), 'expected an object with "kernel"'),
+    "build": (json.dumps({"kernel": "gemm", "steps": [_step("build", ["hls", "/tmp/anywhere"])]}),
+              "step 0 names 'build', which is not a schedule primitive"),
+    "a private method": (json.dumps({"kernel": "gemm", "steps": [_step("_apply")]}), "not a schedule primitive"),
+    "missing key": (json.dumps({"kernel": "gemm", "steps": [{"primitive": "split", "args": []}]}),
+                    "step 0 is not an object with the keys"),
+    "bad handle": (json.dumps({"kernel": "gemm", "steps": [_step("pipeline", [{"loop": "i", "x": 1}])]}),
+                   'must be {"loop": name}'),
+    "args not a list": (json.dumps({"kernel": "gemm", "steps": [{**_step("split"), "args": "i"}]}),
+                        "args must be a list"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_from_json_accepts_only_schedule_primitives(case, tmp_path):
+    text, message = HOSTILE[case]
+    with pytest.raises(sd.ScheduleError, match=re.escape(message)) as err:
+        Trace.from_json(text)  # @from_json
+    assert err.value.kind == "trace error" and err.value.loc.file == __file__
+    assert "@from_json" in open(__file__).read().splitlines()[err.value.loc.line - 1]
+    assert not any(tmp_path.iterdir())
+
+
+def test_replay_checks_a_steps_arguments_against_its_primitive():
+    t = Trace.from_json(json.dumps({"kernel": "gemm", "steps": [_step("pipeline", [{"loop": "i"}], {"depth": 3})]}))
+    with pytest.raises(sd.ScheduleError, match=re.escape("step 0 (pipeline): got an unexpected keyword argument 'depth'")):
+        t.replay(gemm)
+    t = Trace.from_json(json.dumps({"kernel": "gemm", "steps": [_step("split", [{"loop": "nope"}, 4])]}))
+    with pytest.raises(sd.ScheduleError, match="no longer exists|has no loop 'nope'") as err:
+        t.replay(gemm)  # @replay
+    assert "@replay" in open(__file__).read().splitlines()[err.value.loc.line - 1]
+
+
+def test_primitives_are_what_schedules_record():
+    """PRIMITIVES holds what Schedule records (the traces of these tests), each a method of Schedule."""
+    from streamdsl.sched.schedule import PRIMITIVES
+
+    recorded = {st.primitive for name in CASES for st in scheduled(name)[1].trace.steps}
+    assert recorded <= PRIMITIVES and all(callable(getattr(sd.Schedule, p, None)) for p in PRIMITIVES)

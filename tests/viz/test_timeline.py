@@ -35,6 +35,9 @@ def test_small_simulation_is_drawn_exactly():
     fig = viz.timeline_figure(res)
     ax, occ = fig.axes[:2]
     assert ax.get_xlabel() == occ.get_xlabel() == "cycle"
+    fig.canvas.draw()
+    for a in (ax, occ):  # both plots number their cycle axis (sharex had hidden the upper one's)
+        assert [t.get_text() for t in a.get_xticklabels() if t.get_visible() and t.get_text()], a.get_ylabel()
     assert ax.get_ylabel().startswith("task") and occ.get_ylabel() == "FIFO occupancy (tokens)"
     assert ax.get_title() == "token simulation, 17 cycles"
     assert [t.get_text() for t in ax.get_yticklabels()] == ["p", "c"]

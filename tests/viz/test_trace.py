@@ -55,7 +55,7 @@ def test_design_trace(design):
     g = design()
     low = g.lowered()
     res = g.simulate(trace=True)
-    check_trace(res, low.sim_tasks(), g.depths(low))
+    check_trace(res, g.timing().task_list, g.depths(low))
     assert g.simulate().trace is None
 
 

@@ -4,20 +4,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...ir.nodes import Kernel
-from .project import BOARDS, CSimError, HLSProject, HLSProjectError, generate, write
+from ...boards import board as get_board
+from .project import CSimError, HLSProject, HLSProjectError, generate, write
 
 
 def build(k: Kernel, output=None, board: str = "u55c", overwrite: bool = False, source: str | None = None) -> HLSProject:
     """Generate the project for ``k``; write it to ``output`` when given."""
     from .lint import lint
 
+    b = get_board(board)
     lint(k)
-    files = generate(k, board=board, source=source or (k.loc.file if k.loc else "?"))
+    files = generate(k, board=b, source=source or (k.loc.file if k.loc else "?"))
     out = Path(output) if output is not None else None
     if out is not None:
         write(files, out, overwrite=overwrite)
-    part, clock = BOARDS[board]
-    return HLSProject(k, files, out, board, part, clock)
+    return HLSProject(k, files, out, b.name, b.part, b.clock_mhz)
 
 
 __all__ = ["build", "HLSProject", "CSimError", "HLSProjectError"]

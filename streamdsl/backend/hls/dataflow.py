@@ -41,11 +41,14 @@ from ...ir import build as B
 from ...ir.nodes import CallKernel, Kernel, Load, Return, Var
 from ...sched.rewrite import map_stmt_exprs, replace
 from ...types import TensorType
-from .emit import Emitter, ctype, dims, function, literal, partition_pragma
-from .project import _kernels_in_order
+from ..text import comment
+from .emit import Emitter, KernelNames, ctype, declare, dims, function, kernel_names, literal, partition_pragma
+from .names import Scope, renamed_comment
+from .project import _kernels_in_order, file_scope
 
 
 def cname(name: str) -> str:
+    """A node, FIFO or edge name as the base of a generated identifier (``h:mm_1`` -> ``h_mm_1``)."""
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
 
 
@@ -76,18 +79,25 @@ class _Code:
         return "\n".join(self.lines) + "\n"
 
 
-def tile_loop(code: _Code, it: ITensor, body: str, depth: int, var: str = "e", unroll: bool = False) -> None:
+def tile_loop(code: _Code, it: ITensor, body: str, depth: int, var: str | Scope = "e", unroll: bool = False) -> None:
     """``for e0, e1, ...`` over one tile; ``body`` uses ``{o}`` (data index) and ``{f}`` (flat index).
+    ``var``: the variables' base name, or the scope to draw ``e0, e1, ...`` from (they end with the loops).
     ``unroll``: the copy sits inside a pipelined loop, so it is unrolled (one token a pipeline iteration)."""
     rank = len(it.element)
+    if isinstance(var, Scope):
+        scope = var
+        names = [scope.fresh(f"e{d}") for d in range(rank)]
+        scope.release(*names)
+    else:
+        names = [f"{var}{d}" for d in range(rank)]
     for d, n in enumerate(it.element):
-        code(f"for (int {var}{d} = 0; {var}{d} < {n}; {var}{d}++) {{", depth + d)
+        code(f"for (int {names[d]} = 0; {names[d]} < {n}; {names[d]}++) {{", depth + d)
         if unroll:
             code("#pragma HLS unroll", depth + d + 1)
         elif d == rank - 1:
             code("#pragma HLS pipeline II=1", depth + d + 1)
-    flat = " + ".join(f"{var}{d}" + "".join(f" * {m}" for m in it.element[d + 1:]) for d in range(rank)) or "0"
-    code(body.format(f=flat, e=[f"{var}{d}" for d in range(rank)]), depth + rank)
+    flat = " + ".join(names[d] + "".join(f" * {m}" for m in it.element[d + 1:]) for d in range(rank)) or "0"
+    code(body.format(f=flat, e=names), depth + rank)
     for d in reversed(range(rank)):
         code("}", depth + d)
 
@@ -106,6 +116,10 @@ def _in_window(e, windows: dict[str, tuple[int, ...]]):
 
 
 class DataflowEmitter:
+    """The C++ of a lowered graph.  Names (:mod:`.names`): ``file`` holds the functions -- the user's kernels
+    first, then every process, struct and step table, all named before any body is written -- and ``graph``
+    the top function's arrays and scalars and the regions' streams; each process has a scope of its own."""
+
     def __init__(self, g, low: Lowered, depths: dict[str, int], priority: dict[str, tuple[int, int]]):
         self.g, self.low, self.depths, self.priority = g, low, depths, priority
         self.graph = g.graph
@@ -114,10 +128,43 @@ class DataflowEmitter:
         self.fns: list[str] = []
         self.kernels_done: set[str] = set()
         self.calls = {t: s for t, s in zip(self.graph.tasks, (x for x in self.graph.ir.body if isinstance(x, CallKernel)))}
+        kernels = [self.graph.ir] + [x for t in self.graph.tasks for x in _kernels_in_order(g.kernel_ir(t))[::-1]]
+        self.file = file_scope(kernels)
+        self.fn: dict[tuple[str, str], str] = {}  # (what, node or edge) -> its function, struct or table
+        for n in low.nodes.values():
+            if n.kind == "task":
+                self.fn["task", n.name] = self.file.fresh(f"task_{cname(n.name)}")
+                t = self.graph.tasks[n.name]
+                for e in dict.fromkeys(x for x in t.inputs if x is not None):
+                    self.fn["need", n.name, e] = self.file.fresh(f"need_task_{cname(n.name)}_{cname(e)}")
+                for e in t.outputs:
+                    self.fn["done", n.name, e] = self.file.fresh(f"done_task_{cname(n.name)}_{cname(e)}")
+            elif n.kind == "converter":
+                for part in ("block", "fill", "drain"):
+                    self.fn[part, n.name] = self.file.fresh(f"{cname(n.name)}_{part}")
+            else:
+                self.fn["process", n.name] = self.file.fresh(cname(n.name))
+        for b in low.bundles:
+            self.fn["bundle", b[0]] = self.file.fresh(f"bundle_{cname(b[0])}")
+        for r in range(len(g.regions())):
+            self.fn["region", str(r)] = self.file.fresh(f"{self.file[self.graph.ir.name]}_region{r}")
+        self.top = Scope(self.file)  # the top function's ports and scalars, then the regions' streams
+        for p in self.graph.ir.params:
+            self.top.user(p.name)
+        for v in next(s for s in self.graph.ir.body if isinstance(s, Return)).values:
+            self.top.user(v.name)
+        self.arrays = {e: self.top[e] if (x.is_input or x.is_output) else self.top.fresh(f"dram_{cname(e)}")
+                       for e, x in self.graph.edges.items()}
+        self.streams = {f.name: self.top.fresh(f"s_{cname(f.name)}") for f in low.streams}
+        self.blocks = {n.name: self.top.fresh(f"{cname(n.name)}_buf") for n in low.nodes.values() if n.kind == "converter"}
 
     # ------------------------------------------------------------ helpers
     def stream(self, f: Fifo) -> str:
-        return "s_" + cname(f.name)
+        return self.streams[f.name]
+
+    def local(self) -> Scope:
+        """The scope of one process function: the graph's names stay out of its locals."""
+        return Scope(self.top)
 
     def ins(self, node: str) -> list[Fifo]:
         return [f for f in self.low.streams if f.dst == node]
@@ -148,7 +195,7 @@ class DataflowEmitter:
 
     # ---------------------------------------------------------- processes
     def dma(self, n: Node) -> str:
-        d, code = n.dma, _Code()
+        d, code, local = n.dma, _Code(), self.local()
         it = d.layout
         arr = self.array_name(d.tensor)
         args = [decl for decl, _ in self._dma_params(n)]
@@ -156,24 +203,27 @@ class DataflowEmitter:
             outs = self.outs(n.name)
         else:
             (inp,) = self.ins(n.name)
-        code(f"// {d}")
-        code(f"static void {cname(n.name)}({', '.join(args)}) {{")
-        offs = offset_exprs(it, "p")
+        p, t = local.fresh("p"), local.fresh("t")
+        code(f"// {comment(d)}")
+        code(f"static void {self.fn['process', n.name]}({', '.join(args)}) {{")
+        offs = offset_exprs(it, p)
         place = self.placed(n)
         if place is not None:  # g.store_at: the rows land at the offset (clamped) of a larger array
-            last = place.extent - d.tensor_type.shape[place.axis]
-            code(f"// {d.tensor} {place}", 1)
-            code(f"const int at = {place.offset} < 0 ? 0 : ({place.offset} > {last} ? {last} : {place.offset});", 1)
-            offs[place.axis] = "at" if offs[place.axis] == "0" else f"at + {offs[place.axis]}"
-        code(f"L_{cname(n.name)}: for (int p = 0; p < {it.num_tokens}; p++) {{", 1)
+            last, off, at = place.extent - d.tensor_type.shape[place.axis], self.top[place.offset], local.fresh("at")
+            code(f"// {comment(d.tensor)} {comment(place)}", 1)
+            code(f"const int {at} = {off} < 0 ? 0 : ({off} > {last} ? {last} : {off});", 1)
+            offs[place.axis] = at if offs[place.axis] == "0" else f"{at} + {offs[place.axis]}"
+        code(f"L_{cname(n.name)}: for (int {p} = 0; {p} < {it.num_tokens}; {p}++) {{", 1)
         if d.direction == "load":
-            code(f"{token_type(it)} t;", 2)
-            tile_loop(code, it, "t.v[{f}] = " + _sub(arr, offs, ["{e[%d]}" % k for k in range(len(offs))]) + ";", 2)
+            code(f"{token_type(it)} {t};", 2)
+            tile_loop(code, it, t + ".v[{f}] = " + _sub(arr, offs, ["{e[%d]}" % k for k in range(len(offs))]) + ";",
+                      2, local)
             for f in outs:
-                code(f"{self.stream(f)}.write(t);", 2)
+                code(f"{self.stream(f)}.write({t});", 2)
         else:
-            code(f"const {token_type(it)} t = {self.stream(inp)}.read();", 2)
-            tile_loop(code, it, _sub(arr, offs, ["{e[%d]}" % k for k in range(len(offs))]) + " = t.v[{f}];", 2)
+            code(f"const {token_type(it)} {t} = {self.stream(inp)}.read();", 2)
+            tile_loop(code, it, _sub(arr, offs, ["{e[%d]}" % k for k in range(len(offs))]) + f" = {t}.v[{{f}}];",
+                      2, local)
         code("}", 1)
         code("}")
         return code.text()
@@ -189,9 +239,9 @@ class DataflowEmitter:
         place = self.placed(n)
         if place is None:
             return [(self.port(f), self.stream(f)), (f"{ctype(t.dtype)} {arr}{dims(t)}", arr)]
-        off = self.params[place.offset]
+        off, name = self.params[place.offset], self.top[place.offset]
         return [(self.port(f), self.stream(f)), (f"{ctype(t.dtype)} {arr}{dims(self.array_type(n))}", arr),
-                (f"{ctype(off)} {place.offset}", place.offset)]
+                (f"{ctype(off)} {name}", name)]
 
     def placed(self, n: Node):
         """The placement (``g.store_at``) of the result a store DMA writes, if any."""
@@ -210,9 +260,9 @@ class DataflowEmitter:
             n = self.low.nodes[m]
             ps = self._dma_params(n)
             params += [decl for decl, _ in ps]
-            calls.append(f"{cname(m)}({', '.join(name for _, name in ps)});")
+            calls.append(f"{self.fn['process', m]}({', '.join(name for _, name in ps)});")
         code(f"// bundle: {', '.join(names)} read in turn by one DMA process")
-        code(f"static void {cname('bundle_' + names[0])}({', '.join(params)}) {{")
+        code(f"static void {self.fn['bundle', names[0]]}({', '.join(params)}) {{")
         for c in calls:
             code(c, 1)
         code("}")
@@ -221,14 +271,15 @@ class DataflowEmitter:
     def fork(self, n: Node) -> str:
         (inp,) = self.ins(n.name)
         outs = self.outs(n.name)
-        code = _Code()
+        code, local = _Code(), self.local()
+        p, t = local.fresh("p"), local.fresh("t")
         code(f"// fork of '{n.edge}': every token to {', '.join(f.dst for f in outs)} (latest reader first)")
-        code(f"static void {cname(n.name)}({', '.join([self.port(inp)] + [self.port(f) for f in outs])}) {{")
-        code(f"L_{cname(n.name)}: for (int p = 0; p < {inp.layout.num_tokens}; p++) {{", 1)
+        code(f"static void {self.fn['process', n.name]}({', '.join([self.port(inp)] + [self.port(f) for f in outs])}) {{")
+        code(f"L_{cname(n.name)}: for (int {p} = 0; {p} < {inp.layout.num_tokens}; {p}++) {{", 1)
         code("#pragma HLS pipeline II=1", 2)
-        code(f"const {token_type(inp.layout)} t = {self.stream(inp)}.read();", 2)
+        code(f"const {token_type(inp.layout)} {t} = {self.stream(inp)}.read();", 2)
         for f in outs:
-            code(f"{self.stream(f)}.write(t);", 2)
+            code(f"{self.stream(f)}.write({t});", 2)
         code("}", 1)
         code("}")
         return code.text()
@@ -241,12 +292,13 @@ class DataflowEmitter:
         src, dst = cv.src, cv.dst
         blocks = math.prod(src.trips[d] for d in cv.shared) if cv.shared else 1
         per_src, per_dst = src.num_tokens // blocks, dst.num_tokens // blocks
-        name = cname(n.name)
+        name = cname(n.name)  # the labels' base
         elem = ctype(src.dtype)
-        block_t = f"{name}_block"
+        block_t, fill, drain, buf = self.fn["block", n.name], self.fn["fill", n.name], self.fn["drain", n.name], \
+            self.blocks[n.name]
         bdims = "".join(f"[{x}]" for x in cv.buffer_shape)
         code = _Code()
-        code(f"// {cv}")
+        code(f"// {comment(cv)}")
         code(f"struct {block_t} {{")
         code(f"{elem} v{bdims};", 1)
         code("};")
@@ -256,35 +308,36 @@ class DataflowEmitter:
             return ["0" if it.map[k] in cv.shared else o for k, o in enumerate(offset_exprs(it, p))]
 
         ev = ["{e[%d]}" % k for k in range(len(cv.buffer_shape))]
-        code(f"static void {name}_fill({self.port(inp)}, hls::stream<{block_t}> &{name}_buf) {{")
-        code(f"L_{name}_blocks: for (int b = 0; b < {blocks}; b++) {{", 1)
-        code(f"{block_t} blk;", 2)
-        code(f"L_{name}_in: for (int q = 0; q < {per_src}; q++) {{", 2)
-        if any(o != "0" for o in rel(src, "p")):
-            code(f"const int p = b * {per_src} + q;", 3)
-        code(f"const {token_type(src)} t = {self.stream(inp)}.read();", 3)
-        tile_loop(code, src, _sub("blk.v", rel(src, "p"), ev) + " = t.v[{f}];", 3)
-        code("}", 2)
-        code(f"{name}_buf.write(blk);", 2)
-        code("}", 1)
-        code("}")
-        code()
-        code(f"static void {name}_drain(hls::stream<{block_t}> &{name}_buf, "
-             f"{', '.join(self.port(f) for f in outs)}) {{")
-        code(f"L_{name}_blocks: for (int b = 0; b < {blocks}; b++) {{", 1)
-        code(f"const {block_t} blk = {name}_buf.read();", 2)
-        code(f"L_{name}_out: for (int q = 0; q < {per_dst}; q++) {{", 2)
-        if any(o != "0" for o in rel(dst, "p")):
-            code(f"const int p = b * {per_dst} + q;", 3)
-        code(f"{token_type(dst)} t;", 3)
-        tile_loop(code, dst, "t.v[{f}] = " + _sub("blk.v", rel(dst, "p"), ev) + ";", 3)
-        for f in outs:
-            code(f"{self.stream(f)}.write(t);", 3)
-        code("}", 2)
-        code("}", 1)
-        code("}")
-        decl = [f"hls::stream<{block_t}, 2> {name}_buf(\"{n.name}.buffer\");",
-                f"#pragma HLS stream variable={name}_buf depth=2 type=pipo"]
+        for side in ("in", "out"):
+            local = self.local()
+            b, blk, q, p, t = (local.fresh(x) for x in ("b", "blk", "q", "p", "t"))
+            it, per = (src, per_src) if side == "in" else (dst, per_dst)
+            if side == "in":
+                code(f"static void {fill}({self.port(inp)}, hls::stream<{block_t}> &{buf}) {{")
+            else:
+                code(f"static void {drain}(hls::stream<{block_t}> &{buf}, {', '.join(self.port(f) for f in outs)}) {{")
+            code(f"L_{name}_blocks: for (int {b} = 0; {b} < {blocks}; {b}++) {{", 1)
+            code(f"{block_t} {blk};" if side == "in" else f"const {block_t} {blk} = {buf}.read();", 2)
+            code(f"L_{name}_{side}: for (int {q} = 0; {q} < {per}; {q}++) {{", 2)
+            if any(o != "0" for o in rel(it, p)):
+                code(f"const int {p} = {b} * {per} + {q};", 3)
+            if side == "in":
+                code(f"const {token_type(src)} {t} = {self.stream(inp)}.read();", 3)
+                tile_loop(code, src, _sub(f"{blk}.v", rel(src, p), ev) + f" = {t}.v[{{f}}];", 3, local)
+            else:
+                code(f"{token_type(dst)} {t};", 3)
+                tile_loop(code, dst, f"{t}.v[{{f}}] = " + _sub(f"{blk}.v", rel(dst, p), ev) + ";", 3, local)
+                for f in outs:
+                    code(f"{self.stream(f)}.write({t});", 3)
+            code("}", 2)
+            if side == "in":
+                code(f"{buf}.write({blk});", 2)
+            code("}", 1)
+            code("}")
+            if side == "in":
+                code()
+        decl = [f"hls::stream<{block_t}, 2> {buf}(\"{n.name}.buffer\");",
+                f"#pragma HLS stream variable={buf} depth=2 type=pipo"]
         return code.text(), decl
 
     def task(self, n: Node) -> tuple[str, str, list[str]]:
@@ -293,35 +346,44 @@ class DataflowEmitter:
         for callee in _kernels_in_order(k)[:-1]:
             if callee.name not in self.kernels_done:
                 self.kernels_done.add(callee.name)
-                self.fns.append(function(callee))
+                self.fns.append(function(callee, kernel_names(callee, self.file)))
         tables: StepTables = n.tables
         ins = {f.edge: f for f in self.ins(n.name)}
         outs = {f.edge: f for f in self.outs(n.name)}
         in_edges, out_edges = self.task_edges(n.name)
+        scope = Scope(self.file)  # its streams, then the kernel's names, then the task's own
+        for f in [ins[e] for e in in_edges] + [outs[e] for e in out_edges]:
+            scope.take(self.stream(f))
+        declare(scope, k)
+        c = scope.user
         ports = [self.port(ins[e]) for e in in_edges] + [self.port(outs[e]) for e in out_edges]
         call_args = [self.stream(ins[e]) for e in in_edges] + [self.stream(outs[e]) for e in out_edges]
         args, used = [], []  # the scalar parameters, and the region's scalars the call passes
         for p, a in zip(k.params, self.calls[n.name].args):
             if not isinstance(p.type, TensorType):
-                args.append(f"{ctype(p.type)} {p.name}")
-                call_args.append(a.name if isinstance(a, Var) else literal(a))
+                args.append(f"{ctype(p.type)} {c(p.name)}")
+                call_args.append(self.top[a.name] if isinstance(a, Var) else literal(a))
                 if isinstance(a, Var):
                     used.append(a.name)
-        name = f"task_{cname(n.name)}"
+        name = self.fn["task", n.name]
         results = dict(zip(result_locals(k), k.results))
-        em = Emitter(k, {r: r for r in results}, top=False)  # declared up front: writes may come first
+        names = KernelNames(name, scope, [c(r) for r in results], {r: c(r) for r in results})
+        em = Emitter(k, names, top=False)  # the results are declared up front: writes may come first
+        moved = {e: scope.fresh(f"moved_{cname(e)}") for e in in_edges + out_edges}
+        step = scope.fresh("step")
         code = _Code()
         code(f"// task {n.name}: kernel {k.name}, {tables.num_steps} steps")
         for e in in_edges:
-            code(f"//   reads {e} ({ins[e].layout}): {tables.summary(n.ports[e][0])}")
+            code(f"//   reads {e} ({comment(ins[e].layout)}): {tables.summary(n.ports[e][0])}")
         for e in out_edges:
-            code(f"//   writes {e} ({outs[e].layout}): {tables.summary(n.ports[e][0])}")
+            code(f"//   writes {e} ({comment(outs[e].layout)}): {tables.summary(n.ports[e][0])}")
         for e in in_edges:
-            code(f"static const int need_{name}_{cname(e)}[{tables.num_steps}] = "
+            code(f"static const int {self.fn['need', n.name, e]}[{tables.num_steps}] = "
                  f"{{{', '.join(map(str, tables.need[n.ports[e][0]]))}}};")
         for e in out_edges:
-            code(f"static const int done_{name}_{cname(e)}[{tables.num_steps}] = "
+            code(f"static const int {self.fn['done', n.name, e]}[{tables.num_steps}] = "
                  f"{{{', '.join(map(str, tables.done[n.ports[e][0]]))}}};")
+        code.lines += renamed_comment(scope.renamed())
         code(f"static void {name}({', '.join(ports + args)}) {{")
         params = {p.name: p.type for p in k.params}
         parts = dict(k.attrs.get("partition", ()))
@@ -331,67 +393,71 @@ class DataflowEmitter:
                 t = params[pname]
                 shape = windows.get(pname, t.shape)
                 if pname in windows:
-                    em.emit(f"// {pname}: a one-token window (every step reads only the token it has just read)", 1)
-                em.emit(f"{ctype(t.dtype)} {pname}{''.join(f'[{d}]' for d in shape)};", 1)
+                    em.emit(f"// {c(pname)}: a one-token window (every step reads only the token it has just read)", 1)
+                em.emit(f"{ctype(t.dtype)} {c(pname)}{''.join(f'[{d}]' for d in shape)};", 1)
                 for d, kind, factor in parts.get(pname, ()):
                     size = shape[d - 1] if d > 0 else 0
                     if d > 0 and size == 1:
                         continue
                     full = kind == "complete" or (d > 0 and factor >= size)
-                    em.emit(partition_pragma(pname, d, "complete" if full else kind, factor), 1)
+                    em.emit(partition_pragma(c(pname), d, "complete" if full else kind, factor), 1)
         for r, rt in results.items():
-            em.emit(f"{ctype(rt.dtype)} {r}{dims(rt)};", 1)
+            em.emit(f"{ctype(rt.dtype)} {c(r)}{dims(rt)};", 1)
         for e in in_edges + out_edges:
-            em.emit(f"int moved_{cname(e)} = 0;", 1)
-        em.emit("int step = 0;", 1)
+            em.emit(f"int {moved[e]} = 0;", 1)
+        em.emit(f"int {step} = 0;", 1)
 
         def moves(e: str, depth: int, upto: str, one: bool) -> None:
             """The loop (``one``: the test, inside a pipeline) that moves tokens of ``e`` up to ``upto``."""
             if one:
-                em.emit(f"if (moved_{cname(e)} < {upto}) {{", depth)
+                em.emit(f"if ({moved[e]} < {upto}) {{", depth)
             else:
-                em.emit(f"for (; moved_{cname(e)} < {upto}; moved_{cname(e)}++) {{", depth)
+                em.emit(f"for (; {moved[e]} < {upto}; {moved[e]}++) {{", depth)
 
         def get(e: str, depth: int, upto: str, one: bool = False) -> None:
             f = ins[e]
             moves(e, depth, upto, one)
-            em.emit(f"const {token_type(f.layout)} t = {self.stream(f)}.read();", depth + 1)
-            offs = offset_exprs(f.layout, f"moved_{cname(e)}")
+            t = scope.fresh("t")
+            em.emit(f"const {token_type(f.layout)} {t} = {self.stream(f)}.read();", depth + 1)
+            offs = offset_exprs(f.layout, moved[e])
             sub = _Code()
             for pname in n.ports[e]:
                 where = ["0"] * len(offs) if pname in windows else offs
-                tile_loop(sub, f.layout, _sub(pname, where, ["{e[%d]}" % i for i in range(len(offs))]) + " = t.v[{f}];",
-                          0, unroll=one)
+                tile_loop(sub, f.layout, _sub(c(pname), where, ["{e[%d]}" % i for i in range(len(offs))])
+                          + f" = {t}.v[{{f}}];", 0, scope, unroll=one)
             for line in sub.lines:
                 em.emit(line, depth + 1)
             if one:
-                em.emit(f"moved_{cname(e)}++;", depth + 1)
+                em.emit(f"{moved[e]}++;", depth + 1)
             em.emit("}", depth)
+            scope.release(t)
 
         def put(e: str, depth: int, upto: str, one: bool = False) -> None:
             f = outs[e]
-            local = n.ports[e][0]
+            local = c(n.ports[e][0])
             moves(e, depth, upto, one)
-            em.emit(f"{token_type(f.layout)} t;", depth + 1)
-            offs = offset_exprs(f.layout, f"moved_{cname(e)}")
+            t = scope.fresh("t")
+            em.emit(f"{token_type(f.layout)} {t};", depth + 1)
+            offs = offset_exprs(f.layout, moved[e])
             sub = _Code()
-            tile_loop(sub, f.layout, "t.v[{f}] = " + _sub(local, offs, ["{e[%d]}" % i for i in range(len(offs))]) + ";", 0,
-                      unroll=one)
+            tile_loop(sub, f.layout, f"{t}.v[{{f}}] = " + _sub(local, offs, ["{e[%d]}" % i for i in range(len(offs))])
+                      + ";", 0, scope, unroll=one)
             for line in sub.lines:
                 em.emit(line, depth + 1)
-            em.emit(f"{self.stream(f)}.write(t);", depth + 1)
+            em.emit(f"{self.stream(f)}.write({t});", depth + 1)
             if one:
-                em.emit(f"moved_{cname(e)}++;", depth + 1)
+                em.emit(f"{moved[e]}++;", depth + 1)
             em.emit("}", depth)
+            scope.release(t)
 
         def before(depth: int, one: bool = False) -> None:
             for e in in_edges:
-                get(e, depth, f"need_{name}_{cname(e)}[step]", one)
+                get(e, depth, f"{self.fn['need', n.name, e]}[{step}]", one)
 
         def after(depth: int, one: bool = False) -> None:
             for e in out_edges:
-                put(e, depth, f"done_{name}_{cname(e)}[step]", one)
-            em.emit("step++;", depth)
+                put(e, depth, f"{self.fn['done', n.name, e]}[{step}]", one)
+            em.emit(f"{step}++;", depth)
 
         body = step_body(k)
         if windows:
@@ -421,8 +487,7 @@ class DataflowEmitter:
     # ------------------------------------------------------------ regions
     def array_name(self, edge: str) -> str:
         """The m_axi array a DMA of ``edge`` reads or writes: a port, or a DRAM buffer between regions."""
-        e = self.graph.edges[edge]
-        return edge if e.is_input or e.is_output else f"dram_{edge}"
+        return self.arrays[edge]
 
     def region(self, r: int, nodes: list[Node]) -> tuple[str, list[str], list[tuple[str, TensorType, bool]]]:
         """(function text, process calls, its arrays (name, type, written))."""
@@ -438,8 +503,8 @@ class DataflowEmitter:
                 old = arrays.get(arr, (self.array_type(n), False))
                 arrays[arr] = (self.array_type(n), old[1] or written)
                 place = self.placed(n)
-                if place is not None and place.offset not in scalars:
-                    scalars.append(place.offset)
+                if place is not None and self.top[place.offset] not in scalars:
+                    scalars.append(self.top[place.offset])
         streams = [f for f in self.low.streams if self.low.nodes[f.dst].region == r]
         for f in streams:
             d = self.depths[f.name]
@@ -450,34 +515,34 @@ class DataflowEmitter:
             if n.kind in ("load", "store"):
                 self.fns.append(self.dma(n))
                 if self.low.bundle_of(n.name) is None:
-                    procs.append(f"{cname(n.name)}({', '.join(name for _, name in self._dma_params(n))});")
+                    procs.append(f"{self.fn['process', n.name]}({', '.join(name for _, name in self._dma_params(n))});")
             elif n.kind == "fork":
                 self.fns.append(self.fork(n))
                 a = [self.stream(f) for f in self.ins(n.name) + self.outs(n.name)]
-                procs.append(f"{cname(n.name)}({', '.join(a)});")
+                procs.append(f"{self.fn['process', n.name]}({', '.join(a)});")
             elif n.kind == "converter":
                 text, decl = self.converter(n)
                 self.fns.append(text)
                 decls += decl
-                name = cname(n.name)
+                buf = self.blocks[n.name]
                 (inp,) = self.ins(n.name)
-                procs.append(f"{name}_fill({self.stream(inp)}, {name}_buf);")
-                procs.append(f"{name}_drain({name}_buf, {', '.join(self.stream(f) for f in self.outs(n.name))});")
+                procs.append(f"{self.fn['fill', n.name]}({self.stream(inp)}, {buf});")
+                procs.append(f"{self.fn['drain', n.name]}({buf}, {', '.join(self.stream(f) for f in self.outs(n.name))});")
             else:
                 text, call, used = self.task(n)
                 self.fns.append(text)
                 procs.append(call)
-                scalars += [v for v in used if v not in scalars]
+                scalars += [self.top[v] for v in used if self.top[v] not in scalars]
         for b in self.low.bundles:  # one process reads a bundle's inputs in turn
             if b[0] in here:
                 self.fns.append(self.bundle(b))
                 args = [name for m in b for _, name in self._dma_params(self.low.nodes[m])]
-                procs.append(f"{cname('bundle_' + b[0])}({', '.join(args)});")
-        params = {p.name: p.type for p in self.graph.ir.params}
+                procs.append(f"{self.fn['bundle', b[0]]}({', '.join(args)});")
+        params = {self.top[p.name]: p.type for p in self.graph.ir.params}
         sig = [f"{'' if w else 'const '}{ctype(t.dtype)} {a}{dims(t)}" for a, (t, w) in arrays.items()]
         sig += [f"{ctype(params[s])} {s}" for s in scalars]
         code(f"// region {r}: {', '.join(n.name for n in nodes)}")
-        code(f"static void {self.graph.ir.name}_region{r}({', '.join(sig)}) {{")
+        code(f"static void {self.fn['region', str(r)]}({', '.join(sig)}) {{")
         code("#pragma HLS dataflow", 1)
         for line in decls:
             code(line, 1)
@@ -490,23 +555,24 @@ class DataflowEmitter:
             code(p, 1)
         code("#endif", 0)
         code("}")
-        call = f"{self.graph.ir.name}_region{r}({', '.join(list(arrays) + scalars)});"
+        call = f"{self.fn['region', str(r)]}({', '.join(list(arrays) + scalars)});"
         self.fns.append(code.text())
         return call, [(a, t, w) for a, (t, w) in arrays.items()]
 
 
 def emit(g, low: Lowered, depths: dict[str, int], priority: dict[str, tuple[int, int]]):
-    """(functions in definition order, top body lines, the DRAM scratch buffers (name, type))."""
+    """(the emitter, functions in definition order, top body lines, the DRAM scratch buffers (name, type))."""
     em = DataflowEmitter(g, low, depths, priority)
     calls, scratch = [], {}
+    ports = {em.arrays[e] for e, x in g.graph.edges.items() if x.is_input or x.is_output}
     for r, _tasks in enumerate(g.regions()):
         nodes = [n for n in low.nodes.values() if n.region == r]
         call, arrays = em.region(r, nodes)
         calls.append(call)
         for a, t, _w in arrays:
-            if a.startswith("dram_"):
+            if a not in ports:
                 scratch[a] = t
-    return em.fns, calls, list(scratch.items())
+    return em, em.fns, calls, list(scratch.items())
 
 
 __all__ = ["build", "emit", "generate"]
@@ -518,13 +584,13 @@ def placed_results(g) -> dict:
     return {n: g.placements()[v.name] for n, v in enumerate(ret.values) if v.name in g.placements()}
 
 
-def top_function(g, calls: list[str], scratch: list[tuple[str, TensorType]]) -> tuple[str, str]:
+def top_function(g, em: DataflowEmitter, calls: list[str], scratch: list[tuple[str, TensorType]]) -> tuple[str, str]:
     """(prototype, definition) of the top function: m_axi ports, then the regions in order."""
     ir = g.graph.ir
-    ports: list[tuple[str, object, bool]] = [(p.name, p.type, False) for p in ir.params]
+    ports: list[tuple[str, object, bool]] = [(em.top[p.name], p.type, False) for p in ir.params]
     ret = next(s for s in ir.body if isinstance(s, Return))
     placed = g.placements()
-    ports += [(v.name, TensorType(t.dtype, placed[v.name].full_shape(t.shape)) if v.name in placed else t, True)
+    ports += [(em.top[v.name], TensorType(t.dtype, placed[v.name].full_shape(t.shape)) if v.name in placed else t, True)
               for v, t in zip(ret.values, ir.results)]
     ports += [(b, t, True) for b, t in scratch]
     args, pragmas = [], []
@@ -537,9 +603,10 @@ def top_function(g, calls: list[str], scratch: list[tuple[str, TensorType]]) -> 
             args.append(f"{ctype(t)} {name}")
         pragmas.append(f"#pragma HLS interface mode=s_axilite port={name}")
     pragmas.append("#pragma HLS interface mode=s_axilite port=return")
-    proto = f"void {ir.name}({', '.join(args)})"
+    proto = f"void {em.file[ir.name]}({', '.join(args)})"
     body = "\n".join("  " + line for line in pragmas + calls)
-    return proto, f"{proto} {{\n{body}\n}}\n"
+    head = renamed_comment([(ir.name, em.file[ir.name])] + em.top.renamed())
+    return proto, "\n".join(head + [f"{proto} {{", body, "}"]) + "\n"
 
 
 def generate(g, low: Lowered, depths: dict[str, int], priority: dict[str, tuple[int, int]], board: str, source: str):
@@ -550,21 +617,24 @@ def generate(g, low: Lowered, depths: dict[str, int], priority: dict[str, tuple[
         from .lint import lint
 
         lint(g.kernel_ir(t))
-    fns, calls, scratch = emit(g, low, depths, priority)
-    proto, top = top_function(g, calls, scratch)
-    return project_files(g.graph.ir, fns + [top], [proto], board, source, scratch, includes=("hls_stream.h",),
-                         placed=placed_results(g))
+    em, fns, calls, scratch = emit(g, low, depths, priority)
+    proto, top = top_function(g, em, calls, scratch)
+    return project_files(g.graph.ir, fns + [top], [proto], board, source, em.file, em.file[g.graph.ir.name], scratch,
+                         includes=("hls_stream.h",), placed=placed_results(g))
 
 
 def build(g, output=None, board: str = "u55c", overwrite: bool = False):
     """Write (when ``output`` is given) and return the HLS project of dataflow schedule ``g``."""
     from pathlib import Path
 
+    from ...boards import board as get_board
     from ...dfg.fifo import start_offsets
-    from .project import BOARDS, DataflowProject, write
+    from .project import DataflowProject, write
 
+    b = get_board(board)
     low = g.lowered()
-    tasks, edges = {t.name: t for t in low.sim_tasks()}, low.sim_edges()
+    timing = g.timing(b)  # the one timing model: the FIFO order follows the schedule the depths were sized for
+    tasks, edges = timing.tasks, timing.edges
     starts = start_offsets(list(tasks.values()), edges)
     priority = {}  # FIFO -> (cycle its first token is written, cycle it is first read), LP schedule
     for e in edges:
@@ -572,9 +642,8 @@ def build(g, output=None, board: str = "u55c", overwrite: bool = False):
         priority[e.name] = (starts[e.src] + e.write_iter(src, 0) * src.ii + src.lat,
                             starts[e.dst] + e.read_iter(dst, 0) * dst.ii)
     ir = g.graph.ir
-    files = generate(g, low, g.depths(low), priority, board, ir.loc.file if ir.loc else "?")
+    files = generate(g, low, g.depths(low), priority, b, ir.loc.file if ir.loc else "?")
     out = Path(output) if output is not None else None
     if out is not None:
         write(files, out, overwrite=overwrite)
-    part, clock = BOARDS[board]
-    return DataflowProject(ir, files, out, board, part, clock, schedule=g)
+    return DataflowProject(ir, files, out, b.name, b.part, b.clock_mhz, schedule=g)

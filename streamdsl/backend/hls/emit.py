@@ -1,6 +1,7 @@
 """Kernel IR -> Vitis HLS C++ statements.
 
-Names come from the Python source, loops are labelled, and pragmas come only
+Names come from the Python source, spelled for C++ by :mod:`.names` (one :class:`KernelNames` per
+function: a keyword or macro gets a trailing underscore, a clash a number), loops are labelled, and pragmas come only
 from IR attrs: ``pipeline`` (II), ``unroll`` (0 = full), ``partition`` and
 ``bind`` on buffers, ``bind_mul`` / ``bind_fadd`` / ``bind_fmul`` on loops (each integer
 multiply of two values, float add/subtract or float multiply inside is named, ``_bm<n>`` /
@@ -11,6 +12,7 @@ the code computes what the simulator computes (compile with ``-fwrapv``).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from ...errors import StreamDSLError
 from ...ir.nodes import (
@@ -20,6 +22,7 @@ from ...ir.nodes import (
 from ...ir.deps import bind_class, bound_impl, loop_binds
 from ...ir.ops import OPS
 from ...types import DType, FixedType, FloatType, IntType, TensorType
+from .names import Scope, renamed_comment
 
 
 class HLSEmitError(StreamDSLError):
@@ -85,12 +88,13 @@ def _needs_cast(t: DType) -> bool:
 
 
 class Emitter:
-    def __init__(self, kernel: Kernel, out_names: dict[str, str], top: bool = False):
+    def __init__(self, kernel: Kernel, names: KernelNames, top: bool = False):
         self.k = kernel
         self.top = top
-        self.out_names = out_names  # returned local tensor -> output parameter name
+        self.names = names
+        self.out_names = dict(names.out_names)  # returned local tensor -> output parameter name
         self.lines: list[str] = []
-        self.labels: set[str] = set()
+        self.labels = Scope()  # labels have a namespace of their own (but macros still apply)
         self.bind: list[dict[str, str]] = []  # bind_op classes -> impls of the loops around (innermost last)
         self.pending: list[str] = []  # named multiplies of the statement being emitted, with their pragmas
         self.hoist = True  # off inside a select's branches and loop headers: they must not run unconditionally
@@ -98,29 +102,26 @@ class Emitter:
 
     def label(self, base: str) -> str:
         """A loop label unique in this function (sibling loops may share a variable name)."""
-        name, n = base, 1
-        while name in self.labels:
-            n += 1
-            name = f"{base}_{n}"
-        self.labels.add(name)
-        return name
+        return self.labels.fresh(base)
+
+    def c(self, name: str) -> str:
+        """The C++ name of the kernel's variable ``name`` (an output parameter when it is written in place)."""
+        return self.out_names.get(name) or self.names.scope[name]
 
     # ------------------------------------------------------------ expressions
     def expr(self, e: Expr) -> str:
         if isinstance(e, Const):
             return literal(e)
-        if isinstance(e, Var):
-            return e.name
-        if isinstance(e, Ref):
-            return self.out_names.get(e.name, e.name)
+        if isinstance(e, (Var, Ref)):
+            return self.c(e.name)
         if isinstance(e, Load):
-            return self.out_names.get(e.name, e.name) + "".join(f"[{self.index(i)}]" for i in e.indices)
+            return self.c(e.name) + "".join(f"[{self.index(i)}]" for i in e.indices)
         if isinstance(e, BinOp):
             text = self._typed(OPS[e.op].cpp.format(self.expr(e.lhs), self.expr(e.rhs)), e.dtype, e.op)
             cls = bind_class(e) if self.hoist else None
             impl = bound_impl(self.bind, cls)
             if impl is not None:
-                name = f"_b{'m' if cls == 'mul' else 'f'}{self.named}"
+                name = self.names.scope.fresh(f"_b{'m' if cls == 'mul' else 'f'}{self.named}")
                 self.named += 1
                 op = "mul" if cls == "mul" else {"add": "fadd", "sub": "fsub", "mul": "fmul"}[e.op]
                 self.pending += [f"{ctype(e.dtype)} {name} = {text};",
@@ -185,12 +186,12 @@ class Emitter:
                 self.bind.pop()
             self.emit("}", depth)
         elif isinstance(s, Store):
-            target = self.out_names.get(s.name, s.name)
+            target = self.c(s.name)
             self.emit(f"{target}{''.join(f'[{self.index(i)}]' for i in s.indices)} = {self.index(s.value)};", depth)
         elif isinstance(s, Decl):
-            self.emit(f"{ctype(s.dtype)} {s.name} = {self.index(s.init)};", depth)
+            self.emit(f"{ctype(s.dtype)} {self.c(s.name)} = {self.index(s.init)};", depth)
         elif isinstance(s, Assign):
-            self.emit(f"{s.name} = {self.index(s.value)};", depth)
+            self.emit(f"{self.c(s.name)} = {self.index(s.value)};", depth)
         elif isinstance(s, Alloc):
             self.alloc(s, depth)
         elif isinstance(s, If):
@@ -202,13 +203,14 @@ class Emitter:
             self.emit("}", depth)
         elif isinstance(s, CallKernel):
             callee = self.k.callee(s.callee)
-            for name, t in zip(s.outs, callee.results):
+            outs = [self.c(name) for name in s.outs]
+            for name, t in zip(outs, callee.results):
                 if isinstance(t, TensorType):
                     self.emit(f"{ctype(t.dtype)} {name}{dims(t)};", depth)
                 else:
                     self.emit(f"{ctype(t)} {name};", depth)
-            args = [self.expr(a) for a in s.args] + list(s.outs)
-            self.emit(f"{s.callee}({', '.join(args)});", depth)
+            args = [self.expr(a) for a in s.args] + outs
+            self.emit(f"{self.names.scope.parent[s.callee]}({', '.join(args)});", depth)
         elif isinstance(s, Return):
             self.ret(s, depth)
         else:
@@ -216,12 +218,12 @@ class Emitter:
 
     def open_for(self, s: For, depth: int) -> None:
         """The labelled loop header and its pragmas; the caller emits the body and the brace."""
-        cmp = "<" if s.step > 0 else ">"
-        inc = f"{s.var}++" if s.step == 1 else f"{s.var} += {s.step}"
+        cmp, var = "<" if s.step > 0 else ">", self.c(s.var)
+        inc = f"{var}++" if s.step == 1 else f"{var} += {s.step}"
         outer, self.hoist = self.hoist, False  # the bounds stay in the header
         start, stop = self.index(s.start), self.index(s.stop)
         self.hoist = outer
-        self.emit(f"{self.label('L_' + s.var)}: for (int {s.var} = {start}; {s.var} {cmp} {stop}; {inc}) {{", depth)
+        self.emit(f"{self.label('L_' + var)}: for (int {var} = {start}; {var} {cmp} {stop}; {inc}) {{", depth)
         if "pipeline" in s.attrs:
             self.emit(f"#pragma HLS pipeline II={s.attrs.get('pipeline')}", depth + 1)
         if "unroll" in s.attrs:
@@ -229,7 +231,7 @@ class Emitter:
             self.emit("#pragma HLS unroll" if f == 0 else f"#pragma HLS unroll factor={f}", depth + 1)
 
     def alloc(self, s: Alloc, depth: int) -> None:
-        name = self.out_names.get(s.name, s.name)
+        name = self.c(s.name)
         t = s.type
         if s.name not in self.out_names:
             self.emit(f"{ctype(t.dtype)} {name}{dims(t)};", depth)
@@ -244,25 +246,26 @@ class Emitter:
 
     def element_loop(self, dst: str, t: TensorType, value, what: str, depth: int) -> None:
         """``for each index: dst[index] = value(index)``, labelled ``L_<dst>_<what><d>``."""
-        ivars = [f"{dst}_i{d}" for d in range(t.rank)]
+        ivars = [self.names.scope.fresh(f"{dst}_i{d}") for d in range(t.rank)]
         for d, (v, n) in enumerate(zip(ivars, t.shape)):
             self.emit(f"{self.label(f'L_{dst}_{what}{d}')}: for (int {v} = 0; {v} < {n}; {v}++) {{", depth + d)
         sub = "".join(f"[{v}]" for v in ivars)
         self.emit(f"{dst}{sub} = {value(sub)};", depth + t.rank)
         for d in reversed(range(t.rank)):
             self.emit("}", depth + d)
+        self.names.scope.release(*ivars)  # the loops' variables end with them
 
     def fill(self, name: str, t: TensorType, value: str, depth: int) -> None:
         self.element_loop(name, t, lambda _sub: value, "init", depth)
 
     def ret(self, s: Return, depth: int) -> None:
         for n, (v, t) in enumerate(zip(s.values, self.k.results)):
-            out = result_name(self.k, n, self.top)
+            out = self.names.results[n]
             if isinstance(t, TensorType):
                 assert isinstance(v, Ref)
                 if self.out_names.get(v.name) == out:
                     continue  # computed in place
-                self.element_loop(out, t, lambda sub, src=v.name: f"{src}{sub}", "copy", depth)
+                self.element_loop(out, t, lambda sub, src=self.c(v.name): f"{src}{sub}", "copy", depth)
             else:
                 self.emit(f"{out} = {self.index(v)};", depth)
 
@@ -282,62 +285,100 @@ def _balanced(s: str) -> bool:
     return depth == 0
 
 
-def result_name(k: Kernel, n: int, top: bool = False) -> str:
-    """The C name of result ``n``: the returned local's own name when it is unique
-    (``<name>_out`` when the top function keeps that local for its pragmas)."""
+@dataclass
+class KernelNames:
+    """The C++ names of one kernel's function: its own (in the file's scope), its variables', its results'."""
+
+    fn: str
+    scope: Scope  # parameters, locals and loop variables, then the names the emitter draws
+    results: list[str]  # the output parameters
+    out_names: dict[str, str]  # a returned local written in place -> its output parameter
+
+
+def _user_names(stmts, out: list[str]) -> list[str]:
+    """The variables the statements declare, in program order (loop variables, locals, call results)."""
+    for s in stmts:
+        if isinstance(s, For):
+            out.append(s.var)
+            _user_names(s.body, out)
+        elif isinstance(s, (Alloc, Decl)):
+            out.append(s.name)
+        elif isinstance(s, CallKernel):
+            out += list(s.outs)
+        elif isinstance(s, If):
+            _user_names(s.then, out)
+            _user_names(s.orelse, out)
+    return out
+
+
+def declare(scope: Scope, k: Kernel) -> None:
+    """Give ``k``'s parameters, locals and loop variables their names in ``scope``, in program order."""
+    for p in k.params:
+        scope.user(p.name)
+    for name in _user_names(k.body, []):
+        scope.user(name)
+
+
+def kernel_names(k: Kernel, file: Scope, top: bool = False) -> KernelNames:
+    """Name ``k``'s function in ``file`` (the scope of the file's functions).
+
+    A result is written through the returned local's own name when it is unique (``<name>_out`` when
+    the top function keeps that local for its pragmas, since Vitis takes neither ``array_partition`` nor
+    ``bind_storage`` on a port), else through ``out<n>``."""
+    scope = Scope(file)
+    declare(scope, k)
     ret = k.body[-1] if k.body and isinstance(k.body[-1], Return) else None
     params = {p.name for p in k.params}
-    if ret is not None and isinstance(ret.values[n], Ref):
-        name = ret.values[n].name
-        others = [v.name for i, v in enumerate(ret.values) if i != n and isinstance(v, Ref)]
-        if name not in params and name not in others:
-            kept = top and any(isinstance(s, Alloc) and s.name == name and s.attrs for s in k.body)
-            return f"{name}_out" if kept else name
-    return f"out{n}"
+    top_allocs = {s.name for s in k.body if isinstance(s, Alloc) and not (top and s.attrs)}
+    results, out_names = [], {}
+    for n, t in enumerate(k.results):
+        v = ret.values[n] if ret is not None else None
+        others = [x.name for i, x in enumerate(ret.values) if i != n and isinstance(x, Ref)] if ret else []
+        if isinstance(v, Ref) and v.name not in params and v.name not in others:
+            kept = top and any(isinstance(s, Alloc) and s.name == v.name and s.attrs for s in k.body)
+            name = scope.fresh(f"{scope[v.name]}_out") if kept else scope[v.name]
+            if isinstance(t, TensorType) and v.name in top_allocs:
+                out_names[v.name] = name
+        else:
+            name = scope.fresh(f"out{n}")
+        results.append(name)
+    return KernelNames(file[k.name], scope, results, out_names)
 
 
-def signature(k: Kernel, top: bool = False) -> tuple[str, dict[str, str]]:
-    """The C++ prototype of ``k`` and the map of returned locals written in place.
-
-    In the top function a returned local that carries pragmas (partition,
-    bind) stays a local and is copied to its m_axi port at the end, since
-    Vitis takes neither pragma on a port."""
+def signature(k: Kernel, names: KernelNames) -> str:
+    """The C++ prototype of ``k``: its parameters, then one output parameter per result."""
     args = []
     for p in k.params:
+        c = names.scope[p.name]
         if isinstance(p.type, TensorType):
-            args.append(f"const {ctype(p.type.dtype)} {p.name}{dims(p.type)}")
+            args.append(f"const {ctype(p.type.dtype)} {c}{dims(p.type)}")
         else:
-            args.append(f"{ctype(p.type)} {p.name}")
-    out_names: dict[str, str] = {}
-    top_allocs = {s.name for s in k.body if isinstance(s, Alloc) and not (top and s.attrs)}
-    for n, t in enumerate(k.results):
-        name = result_name(k, n, top)
-        if isinstance(t, TensorType):
-            args.append(f"{ctype(t.dtype)} {name}{dims(t)}")
-            if name in top_allocs:
-                out_names[name] = name
-        else:
-            args.append(f"{ctype(t)} &{name}")
-    return f"void {k.name}({', '.join(args)})", out_names
+            args.append(f"{ctype(p.type)} {c}")
+    for name, t in zip(names.results, k.results):
+        args.append(f"{ctype(t.dtype)} {name}{dims(t)}" if isinstance(t, TensorType) else f"{ctype(t)} &{name}")
+    return f"void {names.fn}({', '.join(args)})"
 
 
-def function(k: Kernel, top: bool = False, interface: list[str] | None = None) -> str:
-    """The C++ definition of one kernel (callees are emitted separately)."""
-    proto, out_names = signature(k, top)
-    em = Emitter(k, out_names, top)
+def function(k: Kernel, names: KernelNames, top: bool = False, interface: list[str] | None = None) -> str:
+    """The C++ definition of one kernel (callees are emitted separately), with a comment naming the
+    Python names the C++ spells differently."""
+    proto = signature(k, names)
+    em = Emitter(k, names, top)
     for line in interface or []:
         em.emit(line, 1)
     params = {p.name: p.type for p in k.params}
     for name, parts in k.attrs.get("partition", ()):
-        target = name
+        target = em.c(name)
         if top:
             # an m_axi port cannot be partitioned: copy it into a partitioned local first
-            target = em.out_names[name] = f"{name}_local"
+            src, target = target, names.scope.fresh(f"{target}_local")
+            em.out_names[name] = target
             t = params[name]
             em.emit(f"{ctype(t.dtype)} {target}{dims(t)};", 1)
         for dim, kind, factor in parts:
             em.emit(partition_pragma(target, dim, kind, factor), 1)
         if top:
-            em.element_loop(target, t, lambda sub, src=name: f"{src}{sub}", "load", 1)
+            em.element_loop(target, t, lambda sub, src=src: f"{src}{sub}", "load", 1)
     em.body(k.body, 1)
-    return proto + " {\n" + "\n".join(em.lines) + "\n}\n"
+    head = renamed_comment([(k.name, names.fn)] + names.scope.renamed())
+    return "\n".join(head + [proto + " {"] + em.lines) + "\n}\n"

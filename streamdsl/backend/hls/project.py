@@ -11,20 +11,19 @@ from pathlib import Path
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from ..._version import __version__
+from ...boards import board as get_board
 from ...errors import StreamDSLError
 from ...ir.nodes import Kernel
 from ...numeric import convert
 from ...progress import run as run_with_progress
 from ...types import FixedType, FloatType, IntType, TensorType
-from .emit import ctype, dims, function, result_name, signature
+from ..folder import OutputFolder, plain_parts
+from ..text import comment, md_code
+from .emit import KernelNames, ctype, dims, function, kernel_names, signature
+from .names import Scope
 
 INCLUDE = Path(__file__).resolve().parent.parent / "include"
-MANIFEST = ".streamdsl-manifest"
-BOARDS = {  # board name -> (part, default clock MHz); see backend/boards for the full models
-    "u55c": ("xcu55c-fsvh2892-2L-e", 250.0),
-    "u280": ("xcu280-fsvh2892-2L-e", 250.0),
-    "vck190": ("xcvc1902-vsva2197-2MP-e-S", 250.0),
-}
 
 
 class HLSProjectError(StreamDSLError):
@@ -37,12 +36,6 @@ class CSimError(StreamDSLError):
 
 _env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), undefined=StrictUndefined,
                    keep_trailing_newline=True, trim_blocks=False, lstrip_blocks=False)
-
-
-def _version() -> str:
-    from ... import __version__
-
-    return __version__
 
 
 def _transport(t) -> str:
@@ -78,10 +71,20 @@ def _kernels_in_order(k: Kernel) -> list[Kernel]:
     return list(seen.values())
 
 
-def interface_pragmas(k: Kernel) -> list[str]:
+def interface_pragmas(k: Kernel, names: KernelNames) -> list[str]:
+    """The top function's port pragmas: m_axi masters with an s_axilite control (the default), or, under the
+    ``interface`` primitive's ``ap_memory``, RAM ports with wire scalars and an ap_ctrl_hs handshake."""
     lines, bundle = [], 0
-    names = [(p.name, p.type) for p in k.params] + [(result_name(k, n, True), t) for n, t in enumerate(k.results)]
-    for name, t in names:
+    ports = [(names.scope[p.name], p.type, True) for p in k.params] + [(r, t, False) for r, t in
+                                                                      zip(names.results, k.results)]
+    if k.attrs.get("interface") == "ap_memory":
+        for name, t, is_in in ports:
+            mode = "ap_memory" if isinstance(t, TensorType) else "ap_none" if is_in else "ap_vld"
+            extra = " storage_type=ram_2p" if isinstance(t, TensorType) else ""
+            lines.append(f"#pragma HLS interface mode={mode} port={name}{extra}")
+        lines.append("#pragma HLS interface mode=ap_ctrl_hs port=return")
+        return lines
+    for name, t, _ in ports:
         if isinstance(t, TensorType):
             lines.append(f"#pragma HLS interface mode=m_axi port={name} offset=slave bundle=gmem{bundle} depth={t.size}")
             lines.append(f"#pragma HLS interface mode=s_axilite port={name}")
@@ -105,8 +108,13 @@ class HLSProject:
     _binary: Path | None = field(default=None, repr=False)
 
     @property
+    def top(self) -> str:
+        """The top function's C++ name, which also names the files (``new_.cpp`` for a kernel ``new``)."""
+        return next(n[3:-4] for n in self.files if n.startswith("tb_") and n.endswith(".cpp"))
+
+    @property
     def source(self) -> str:
-        return self.files[f"{self.kernel.name}.cpp"]
+        return self.files[f"{self.top}.cpp"]
 
     def __repr__(self) -> str:
         where = f" in {self.output}" if self.output else ""
@@ -118,6 +126,13 @@ class HLSProject:
 
         return estimate(self.kernel, self.board, self.clock_mhz)
 
+    def write(self, output, overwrite: bool = False) -> Path:
+        """Write the project's files to folder ``output`` (a path or an OutputFolder; see :func:`write`) and
+        remember it as the output."""
+        write(self.files, output, overwrite=overwrite)
+        self.output = output.path if isinstance(output, OutputFolder) else Path(output)
+        return self.output
+
     def csim(self, *arrays):
         """Compile (cached by content hash) and run the testbench; returns NumPy results."""
         from ..sim import _check_arg  # the same input checks as the simulator
@@ -127,10 +142,10 @@ class HLSProject:
             raise CSimError(f"'{k.name}' takes {len(k.params)} argument(s), got {len(arrays)}")
         binary = self._build()
         with tempfile.TemporaryDirectory(prefix="sd-csim-") as tmp:
-            for p, a in zip(k.params, arrays):
+            for n, (p, a) in enumerate(zip(k.params, arrays)):
                 v = _check_arg(k, p, a, None)
                 np.ascontiguousarray(np.asarray(v).astype(_np_transport(p.type.dtype if isinstance(p.type, TensorType) else p.type))).tofile(
-                    os.path.join(tmp, f"in_{p.name}.bin"))
+                    os.path.join(tmp, f"in_{n}.bin"))
             run = run_with_progress([str(binary), tmp], desc=f"csim {k.name}", timeout=600)
             if run.returncode == 3 and "deadlock" in run.stderr:
                 from ...dfg.tokensim import DeadlockError
@@ -174,6 +189,10 @@ class HLSProject:
     def _build(self) -> Path:
         if self._binary is not None and self._binary.exists():
             return self._binary
+        odd = [n for n in self.files if (parts := plain_parts(n)) is None or len(parts) != 1]
+        if odd:  # g++ compiles the files in a temporary folder: a name may not lead out of it
+            raise CSimError(f"the project's file names must be plain file names, got {', '.join(map(repr, odd[:3]))}",
+                            hint="C-simulate the project streamdsl wrote, with its own file names")
         cxx = shutil.which("g++")
         if cxx is None:
             raise CSimError("g++ is not installed; C-simulation needs a C++17 compiler",
@@ -193,7 +212,7 @@ class HLSProject:
                 h.update(hdr.read_bytes())
         h.update(" ".join(flags + incs).encode())
         cache = Path(os.environ.get("STREAMDSL_CACHE", Path.home() / ".cache" / "streamdsl")) / "csim" / h.hexdigest()[:24]
-        binary = cache / f"tb_{self.kernel.name}"
+        binary = cache / f"tb_{self.top}"
         if not binary.exists():
             cache.mkdir(parents=True, exist_ok=True)
             with tempfile.TemporaryDirectory(prefix="sd-build-", dir=cache) as tmp:
@@ -231,71 +250,77 @@ class DataflowProject(HLSProject):
         return "\n".join(lines)
 
 
+def file_scope(kernels: list[Kernel]) -> Scope:
+    """The scope of a project's functions, the user's kernels named first (the top one before its callees)."""
+    file = Scope()
+    for x in kernels:
+        file.user(x.name)
+    return file
+
+
 def generate(k: Kernel, board: str = "u55c", source: str = "?") -> dict[str, str]:
     """The project's files as text (deterministic: identical input, identical bytes)."""
     kernels = _kernels_in_order(k)
-    functions = [function(x, top=(x is kernels[-1]), interface=interface_pragmas(x) if x is kernels[-1] else None)
-                 for x in kernels]
-    prototypes = [signature(x, x is kernels[-1])[0] for x in kernels]
-    return project_files(k, functions, prototypes, board, source)
+    file = file_scope(kernels[::-1])
+    names = [kernel_names(x, file, top=x is k) for x in kernels]
+    functions = [function(x, n, top=x is k, interface=interface_pragmas(x, n) if x is k else None)
+                 for x, n in zip(kernels, names)]
+    prototypes = [signature(x, n) for x, n in zip(kernels, names)]
+    return project_files(k, functions, prototypes, board, source, file, names[-1].fn)
 
 
-def project_files(k: Kernel, functions: list[str], prototypes: list[str], board: str, source: str,
-                  scratch: list[tuple[str, TensorType]] = (), includes: tuple[str, ...] = (),
+def project_files(k: Kernel, functions: list[str], prototypes: list[str], board: str, source: str, file: Scope,
+                  top: str, scratch: list[tuple[str, TensorType]] = (), includes: tuple[str, ...] = (),
                   placed: dict | None = None) -> dict[str, str]:
     """The files of a project whose top function has ``k``'s params and results (plus ``scratch``
-    DRAM buffers the testbench allocates), defined by ``functions``; ``placed`` (result index -> placement,
-    ``g.store_at``): the testbench gives those results their whole arrays."""
-    if board not in BOARDS:
-        raise HLSProjectError(f"unknown board {board!r}", hint=f"known boards: {', '.join(BOARDS)}")
-    part, clock = BOARDS[board]
-    name = k.name
-    common = dict(name=name, version=_version(), source=source)
+    DRAM buffers the testbench allocates), defined by ``functions``; ``file`` is the scope of their names and
+    ``top`` the top function's name.  ``placed`` (result index -> placement, ``g.store_at``): the testbench gives
+    those results their whole arrays."""
+    b = get_board(board)
+    part, clock = b.part, b.clock_mhz
+    name = top
+    common = dict(name=name, version=__version__, source=comment(source), source_md=md_code(source))
+    tb = Scope(file)  # main()'s locals: the arrays take the kernel's names, the testbench's own come after
     args, results = [], []
-    for p in k.params:
+    for n, p in enumerate(k.params):
         t = p.type
         dt = t.dtype if isinstance(t, TensorType) else t
-        args.append(dict(name=p.name, tensor=isinstance(t, TensorType), ctype=ctype(dt), transport=_transport(dt),
-                         dims=dims(t) if isinstance(t, TensorType) else "", file=f"in_{p.name}.bin",
+        args.append(dict(name=tb[p.name], tensor=isinstance(t, TensorType), ctype=ctype(dt), transport=_transport(dt),
+                         dims=dims(t) if isinstance(t, TensorType) else "", file=f"in_{n}.bin",
                          size=t.size if isinstance(t, TensorType) else 1,
                          zero="".join("[0]" for _ in getattr(t, "shape", ()))))
+    results_shape = []
     for n, t in enumerate(k.results):
-        dt = t.dtype if isinstance(t, TensorType) else t
         shape = t.shape if isinstance(t, TensorType) else (1,)
         if placed and n in placed:  # the whole array the result is placed in; csim reads its rows back
             shape = placed[n].full_shape(shape)
-        results.append(dict(name=f"result{n}", ctype=ctype(dt), transport=_transport(dt), dims="".join(f"[{d}]" for d in shape),
-                            size=int(np.prod(shape)), file=f"out_{n}.bin", zero="[0]" * len(shape),
-                            to_transport=_to_transport(dt, "flat[n]")))
-    call_args = ", ".join([p.name for p in k.params] + [
-        f"result{n}" if isinstance(t, TensorType) else f"result{n}[0]" for n, t in enumerate(k.results)]
-        + [b for b, _ in scratch])
-    bufs = [dict(name=b, ctype=ctype(t.dtype), dims=dims(t)) for b, t in scratch]
+        results_shape.append(shape)
+    result_names = [tb.fresh(f"result{n}") for n in range(len(k.results))]
+    bufs = [dict(name=tb.fresh(b), ctype=ctype(t.dtype), dims=dims(t)) for b, t in scratch]
+    v = {w: tb.fresh(w) for w in ("argc", "argv", "dir", "raw", "flat", "n")}
+    v.update({w: file.fresh(w) for w in ("read_file", "write_file")})
+    for n, (t, shape) in enumerate(zip(k.results, results_shape)):
+        dt = t.dtype if isinstance(t, TensorType) else t
+        results.append(dict(name=result_names[n], ctype=ctype(dt), transport=_transport(dt),
+                            dims="".join(f"[{d}]" for d in shape), size=int(np.prod(shape)), file=f"out_{n}.bin",
+                            zero="[0]" * len(shape), to_transport=_to_transport(dt, f"{v['flat']}[{v['n']}]")))
+    call_args = ", ".join([a["name"] for a in args] + [
+        r["name"] if isinstance(t, TensorType) else f"{r['name']}[0]" for r, t in zip(results, k.results)]
+        + [b["name"] for b in bufs])
     files = {
         f"{name}.h": _env.get_template("kernel.h.j2").render(prototypes=prototypes, includes=includes, **common),
         f"{name}.cpp": _env.get_template("kernel.cpp.j2").render(functions=functions, **common),
         f"tb_{name}.cpp": _env.get_template("tb.cpp.j2").render(args=args, results=results, call_args=call_args,
-                                                                 scratch=bufs, **common),
+                                                                 scratch=bufs, v=v, **common),
         "run_hls.tcl": _env.get_template("run_hls.tcl.j2").render(part=part, clock_ns=f"{1000.0 / clock:g}", **common),
-        "README.md": _env.get_template("README.md.j2").render(board=board, part=part, clock_mhz=f"{clock:g}", **common),
+        "README.md": _env.get_template("README.md.j2").render(board=b.name, part=part, clock_mhz=f"{clock:g}", **common),
     }
     return files
 
 
-def write(files: dict[str, str], output: Path, overwrite: bool = False) -> None:
-    """Write ``files`` into ``output``, refusing to clobber files streamdsl did not write."""
-    output.mkdir(parents=True, exist_ok=True)
-    manifest = output / MANIFEST
-    ours = set(manifest.read_text().split()) if manifest.exists() else set()
-    foreign = [p.name for p in output.iterdir() if p.name != MANIFEST and p.name not in ours and p.name != "include"]
-    if foreign and not overwrite:
-        raise HLSProjectError(f"'{output}' holds files streamdsl did not generate: {', '.join(sorted(foreign)[:5])}",
-                              hint="choose an empty folder, or pass overwrite=True to write there anyway")
-    inc = output / "include"
-    inc.mkdir(exist_ok=True)
-    for hdr in sorted(INCLUDE.glob("*.h")):
-        (inc / hdr.name).write_bytes(hdr.read_bytes())
-    for name, text in files.items():
-        (output / name).write_text(text)
-    (output / "data").mkdir(exist_ok=True)
-    manifest.write_text("\n".join(sorted(set(files) | {"include", "data"})) + "\n")
+def write(files: dict[str, str], output, overwrite: bool = False) -> None:
+    """Write ``files``, the bundled headers (``include/``) and an empty ``data/`` into ``output`` (a path or an
+    :class:`~streamdsl.backend.folder.OutputFolder`), touching nothing streamdsl did not write there."""
+    folder = output if isinstance(output, OutputFolder) else OutputFolder(output, overwrite)
+    headers = {f"include/{h.name}": h.read_bytes() for h in sorted(INCLUDE.glob("*.h"))}
+    folder.write({**files, **headers}, dirs=("data",))

@@ -19,8 +19,15 @@
 namespace sd {
 
 // Floor division and modulo with Python semantics; x // 0 == 0 and x % 0 == 0.
+// The most negative value divided by -1 overflows (x86 traps: SIGFPE); the simulator (NumPy) wraps it to
+// itself, with remainder 0.  The negation is done unsigned, where it wraps without undefined behaviour.
+template <typename T> constexpr bool is_signed_builtin = std::is_integral<T>::value && std::is_signed<T>::value;
+
 template <typename T> inline T floordiv(T a, T b) {
   if (b == T(0)) return T(0);
+  if constexpr (is_signed_builtin<T>) {
+    if (b == T(-1)) return T(std::make_unsigned_t<T>(0) - std::make_unsigned_t<T>(a));
+  }
   if constexpr (std::is_floating_point<T>::value) {
     return std::floor(a / b);
   } else {
@@ -32,6 +39,9 @@ template <typename T> inline T floordiv(T a, T b) {
 
 template <typename T> inline T floormod(T a, T b) {
   if (b == T(0)) return T(0);
+  if constexpr (is_signed_builtin<T>) {
+    if (b == T(-1)) return T(0);
+  }
   if constexpr (std::is_floating_point<T>::value) {
     T r = std::fmod(a, b);
     if (r != T(0) && ((r < T(0)) != (b < T(0)))) r += b;

@@ -1,5 +1,7 @@
 import streamdsl as sd
 
+sd.install_excepthook()  # a script that wants located errors without streamdsl's frames
+
 
 @sd.kernel
 def k(A: sd.i32[8]) -> sd.i32[8]:

@@ -1,4 +1,6 @@
 import streamdsl as sd
+
+sd.install_excepthook()  # a script that wants located errors without streamdsl's frames
 from streamdsl import f32
 
 

@@ -1,6 +1,8 @@
 import numpy as np
 import streamdsl as sd
 
+sd.install_excepthook()  # a script that wants located errors without streamdsl's frames
+
 N = 8
 
 

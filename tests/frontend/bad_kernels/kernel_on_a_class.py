@@ -1,0 +1,7 @@
+import streamdsl as sd
+
+
+@sd.kernel  # EXPECT syntax error: @sd.kernel takes a Python function written with def, got a class
+class Gemm:
+    def __call__(self, A):
+        return A

@@ -1,0 +1,3 @@
+import streamdsl as sd
+
+Weights = sd.Fixed(8, 12)  # EXPECT type error: fixed-point type needs 1 <= width <= 64 and int_bits <= width, got (8, 12)
