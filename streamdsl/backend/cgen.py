@@ -58,6 +58,7 @@ class Program:
     source: str
     kernel: Kernel
     accesses: list[tuple[str, Loc | None]] = field(default_factory=list)  # checked access n: (array, loc)
+    allocs: list[Alloc | None] = field(default_factory=list)  # local n's statement (None: not known)
     slots: set[int] = field(default_factory=set)  # LOOPS used
 
 
@@ -428,7 +429,9 @@ class _Function:
             c = self.outs[self.direct[s.name]]
         else:
             c = "b_" + self.fresh(s.name)
-            self.hoisted.append(f"  sdn::Buf<{st}> {c}_buf({t.size}); {st}* __restrict {c} = {c}_buf.p;")
+            self.hoisted.append(f"  sdn::Buf<{st}> {c}_buf; {st}* __restrict {c} = nullptr;")
+            self.emit(depth, f"{c} = {c}_buf.at({t.size}, {len(self.prog.allocs)});")
+            self.prog.allocs.append(s)
         scope.names[s.name] = _Array(c, t)
         if s.init is None:
             self.emit(depth, f"memset({c}, 0, {t.size} * sizeof({st}));")
@@ -448,8 +451,9 @@ class _Function:
         for name, t in zip(s.outs, callee.results):
             if isinstance(t, TensorType):
                 c = "b_" + self.fresh(name)
-                self.hoisted.append(f"  sdn::Buf<{stype(t.dtype)}> {c}_buf({t.size}); "
-                                    f"{stype(t.dtype)}* __restrict {c} = {c}_buf.p;")
+                self.hoisted.append(f"  sdn::Buf<{stype(t.dtype)}> {c}_buf; {stype(t.dtype)}* __restrict {c} = nullptr;")
+                self.emit(depth, f"{c} = {c}_buf.at({t.size}, {len(self.prog.allocs)});")
+                self.prog.allocs.append(made(callee, len(args) - len(callee.params)))
                 scope.names[name] = _Array(c, t)
                 args.append(c)
             else:
@@ -631,6 +635,14 @@ class _Function:
         else:
             raise Unsupported(f"builtin {fn}")
         return fit(e.dtype, raw) if _result_is(e.dtype, t) else convert(t, e.dtype, raw)
+
+
+def made(k: Kernel, i: int) -> Alloc | None:
+    """The statement that makes result ``i`` of ``k`` (a local returned as it is), if there is one."""
+    ret = next((s for s in reversed(k.body) if isinstance(s, Return)), None)
+    v = ret.values[i] if ret is not None and i < len(ret.values) else None
+    return next((s for s in k.body if isinstance(s, Alloc) and isinstance(v, Ref) and s.name == v.name), None)
+
 
 
 def _result_is(result: DType, operand: DType) -> bool:

@@ -38,7 +38,7 @@ from ..errors import Loc, ShapeError, StreamDSLError
 from ..ir.memo import IdentityMemo
 from ..ir.nodes import Alloc, Call, CallKernel, For, If, Kernel, Ref, Return, walk
 from ..types import TensorType
-from .cgen import LOOPS, Program, Unsupported, print_program, stype
+from .cgen import LOOPS, Program, Unsupported, made, print_program, stype
 
 MODES = ("auto", "compiled", "interp")
 COMPILE_AFTER = 0.25  # seconds of interpretation after which compiling a kernel pays (a compile takes ~0.3 s)
@@ -246,7 +246,12 @@ class Native:
             v = np.ascontiguousarray(v) if isinstance(p.type, TensorType) else np.asarray(v)
             keep.append(v)
             ptrs[i] = v.ctypes.data
-        outs = [np.empty(o.shape, o.dtype) for o in self.outs]
+        outs = []
+        for i, o in enumerate(self.outs):
+            try:
+                outs.append(np.empty(o.shape, o.dtype))
+            except (MemoryError, ValueError):  # NumPy: cannot allocate, or a size past its index range
+                raise self._no_memory(made(k, i)) from None
         for i, o in enumerate(outs):
             ptrs[len(k.params) + i] = o.ctypes.data
         err = np.zeros(4, np.int64)
@@ -260,10 +265,19 @@ class Native:
     def _error(self, err: np.ndarray) -> StreamDSLError:
         node, dim, index, size = (int(x) for x in err)
         if node < 0:
-            return MemoryError(f"the compiled simulation of '{self.kernel.name}' ran out of memory")
+            return self._no_memory(self.prog.allocs[-1 - node])
         name, loc = self.prog.accesses[node]
         return ShapeError(f"index {index} is out of bounds for dimension {dim} of '{name}' (size {size})",
                           loc, hint="check the loop bounds and the index expression")
+
+
+    def _no_memory(self, made: Alloc | None) -> Exception:
+        """The interpreter's error for the local ``made`` that could not be allocated."""
+        from .sim import alloc_error
+
+        if made is not None:
+            return alloc_error(made)
+        return MemoryError(f"the compiled simulation of '{self.kernel.name}' ran out of memory")
 
 
 _loaded: dict[Path, Native] = {}

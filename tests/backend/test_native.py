@@ -427,3 +427,20 @@ def test_auto_goes_back_to_the_interpreter_when_compiled_runs_slower(monkeypatch
     assert heat.native is None and heat.failed
     spent = heat.spent
     assert same(k(*args), want) and heat.spent > spent  # interpreted again
+
+
+@sd.kernel
+def huge_local(A: f32[8]) -> f32[8]:
+    C: f32[8] = 0.0
+    B: f32[10**12] = 0.0  # more than can be allocated
+    for i in range(8):
+        C[i] = A[i] + B[i]
+    return C
+
+
+def test_a_local_that_cannot_be_allocated_is_the_interpreters_error():
+    line = next(i for i, s in enumerate(Path(__file__).read_text().splitlines(), 1) if "# more than can be" in s)
+    for mode in ("interp", "compiled"):
+        with pytest.raises(ShapeError, match="more than the simulator can allocate") as err:
+            simulate(huge_local.ir, np.zeros(8, np.float32), mode=mode)
+        assert err.value.loc.line == line and "3.64 TiB" in str(err.value)

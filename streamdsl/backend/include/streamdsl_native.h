@@ -29,16 +29,19 @@ static inline int64_t ck(int64_t i, int64_t n, int64_t node, int64_t dim) {
   return i;
 }
 
-// A local array: allocated once per kernel call (the interpreter makes a new one per Alloc; the contents
-// are refilled at the Alloc statement, so reusing the memory is the same program).
+// A local array: its memory is made when its statement first runs and reused by later runs of it in the
+// call (the interpreter makes a new one per Alloc; the contents are refilled at the statement, so reusing
+// the memory is the same program).  A failure names the local (-1 - id) for the interpreter's error.
 template <class T> struct Buf {
-  T* p;
-  explicit Buf(size_t n) : p((T*)calloc(n ? n : 1, sizeof(T))) {
-    if (!p) throw Oob{-1, 0, 0, 0};
-  }
+  T* p = nullptr;
+  Buf() = default;
   ~Buf() { free(p); }
   Buf(const Buf&) = delete;
   Buf& operator=(const Buf&) = delete;
+  T* at(size_t n, int64_t id) {
+    if (!p && !(p = (T*)calloc(n ? n : 1, sizeof(T)))) throw Oob{-1 - id, 0, 0, 0};
+    return p;
+  }
 };
 
 template <class T> static inline void fill(T* p, size_t n, T v) {
