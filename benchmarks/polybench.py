@@ -9,6 +9,8 @@ Run:  python benchmarks/polybench.py
 """
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 
 import streamdsl as sd
@@ -200,4 +202,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -70,7 +70,7 @@ def plan(j: Jam, forms: dict[int, tuple[Form, ...]], array: Callable[[str], Tens
     out = Lanes(j, 0, accs, [], cells)
     for st in body:
         if not _value(st.init if isinstance(st, Decl) else st.value, out, lets, inner, forms, array, stored,
-                      s.var, nest[-1]):
+                      s, nest[-1]):
             return None
     chains = len(accs) + len(cells)
     out.groups = 2 if chains == 1 else 1
@@ -87,14 +87,14 @@ def _trips(s: For) -> int | None:
     return None
 
 
-def _value(e: Expr, out: Lanes, lets, inner, forms, array, stored, var: str, innermost: For) -> bool:
+def _value(e: Expr, out: Lanes, lets, inner, forms, array, stored, jammed: For, innermost: For) -> bool:
     """Check ``e`` can run in lanes, and record how each load is made."""
     if not _f32(e.dtype):
         return False
     if isinstance(e, BinOp) and e.op in ("add", "sub", "mul", "div"):
-        return all(_value(x, out, lets, inner, forms, array, stored, var, innermost) for x in (e.lhs, e.rhs))
+        return all(_value(x, out, lets, inner, forms, array, stored, jammed, innermost) for x in (e.lhs, e.rhs))
     if isinstance(e, UnaryOp) and e.op == "neg":
-        return _value(e.operand, out, lets, inner, forms, array, stored, var, innermost)
+        return _value(e.operand, out, lets, inner, forms, array, stored, jammed, innermost)
     if isinstance(e, Const):
         return True
     if isinstance(e, Var):
@@ -112,7 +112,8 @@ def _value(e: Expr, out: Lanes, lets, inner, forms, array, stored, var: str, inn
             return True
         if e.name in stored:
             return False
-        cv, ck = flat_step(f, var, t.shape), flat_step(f, innermost.var, t.shape)
+        cv, ck = flat_step(f, jammed.var, t.shape), flat_step(f, innermost.var, t.shape)
+        cv = None if cv is None else cv * jammed.step  # from one copy (lane) to the next
         if cv is None:
             out.kinds[id(e)] = "gather"
         elif cv == 0:

@@ -18,9 +18,12 @@ in an order the program does not have):
   runs innermost (``for k: for o: A[o] += X[k] * W[o, k]`` as ``for o: for k``; the library's linears
   put the output index innermost, a weight row apart), when every other loop of the new nest has
   independent iterations (``deps.classify``: parallel), so only the order within each output changes;
-* unroll-and-jam: a parallel loop whose body is one loop nest carrying a sum, with statements before
-  and after it, runs ``U`` iterations side by side, so the innermost loop carries ``U`` independent
-  sums instead of one chain (the adder's latency, not its throughput, bounds a single chain).
+* unroll-and-jam: a parallel loop whose body is one loop nest carrying a value (a sum), with statements
+  before and after it, runs ``U`` iterations side by side, so the innermost loop carries ``U``
+  independent chains instead of one (the adder's latency, not its throughput, bounds a single chain);
+  ``clanes.py`` runs them in vector lanes where it can.
+
+An innermost loop's transcendentals are computed a strip of iterations at a time (:func:`batchable`).
 
 Independent iterations may interleave in any order that keeps each iteration's own order, so every float
 sum is still added in program order, bit for bit.
@@ -31,10 +34,10 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from ..ir.deps import carried_accumulations, classify, names_in
-from ..sched.rewrite import map_expr
 from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, Cast, Const, Decl, Expr, For, If, Load, Select, Store, UnaryOp, Var, walk,
 )
+from ..sched.rewrite import map_expr
 from ..types import IntType, TensorType
 
 Key = object  # a loop variable's name, or an ``x % C`` node (a term whose value lies in 0 .. C-1)

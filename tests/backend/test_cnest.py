@@ -80,6 +80,25 @@ def conv(X: f32[3, 10, 12], W: f32[4, 3, 3, 3], s: f32) -> f32[4, 8, 10]:
 
 
 @sd.kernel
+def strided_columns(A: f32[9, 13], B: f32[13, 24]) -> (f32[9, 24], f32[9, 24]):
+    """Jammed loops stepping by 2 and by -1: the copies' columns of B are 2 apart, or adjacent downwards."""
+    C: f32[9, 24] = 0.0
+    D: f32[9, 24] = 0.0
+    for i in range(9):
+        for j in range(0, 24, 2):
+            acc: f32 = 0.0
+            for k in range(13):
+                acc += A[i, k] * B[k, j]
+            C[i, j] = acc
+        for j in range(23, -1, -1):
+            acc2: f32 = 0.0
+            for k in range(13):
+                acc2 += A[i, k] * B[k, 23 - j]
+            D[i, j] = acc2
+    return C, D
+
+
+@sd.kernel
 def gemm64(A: sd.f64[9, 13], B: sd.f64[13, 11]) -> sd.f64[9, 11]:
     """float64: jammed, but not in float32 lanes."""
     C: sd.f64[9, 11] = 0.0
@@ -94,7 +113,7 @@ def gemm64(A: sd.f64[9, 13], B: sd.f64[13, 11]) -> sd.f64[9, 11]:
 def test_lanes_of_adjacent_and_repeated_operands():
     assert "vector(s) of 4" in _source(gemm) and "vector(s) of 4" in _source(conv)
     assert "jammed" in _source(gemm64) and "vector(s)" not in _source(gemm64)
-    for k in (gemm, conv, gemm64):
+    for k in (gemm, conv, gemm64, strided_columns):
         for seed in range(3):
             both(k.ir, random_args(k.ir, seed))  # infinities and NaN among the inputs
 
