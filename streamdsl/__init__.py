@@ -19,7 +19,7 @@ script; errors raised through the API are already located).
 """
 from . import registry as _registry
 from ._version import __version__
-from .api import KernelFunction, dataflow, explore, kernel, parse_ir, schedule
+from .api import KernelFunction, KernelTemplate, dataflow, explore, kernel, parse_ir, schedule, template
 from .boards import BOARDS, Board, BoardError, board
 from .builtins import abs, cast, cos, erf, exp, grid, log, max, min, rsqrt, sigmoid, sin, sqrt, tanh
 from .dfg import Converter, DataflowFunction, DataflowSchedule, DeadlockError, ITensor, Placement, converter
@@ -35,6 +35,7 @@ from .types import (
 
 # What the lower parts reach through the registry (imported on first use, see streamdsl/registry.py).
 _registry.register("build.kernel", "hls", "streamdsl.backend.hls:build")
+_registry.register("build.kernel", "sim", "streamdsl.backend.sim:SimModule")
 _registry.register("build.dataflow", "hls", "streamdsl.backend.hls.dataflow:build")
 _registry.register("present", "html", "streamdsl.htmlreport:present")
 
@@ -57,9 +58,9 @@ def __getattr__(name: str):
 __all__ = [
     "BOARDS", "Board", "BoardError", "Converter", "DType", "DataflowFunction", "DataflowSchedule", "DeadlockError",
     "Fixed", "FixedType", "FloatType", "IRParseError", "IRVerifyError", "ITensor", "Int", "IntType",
-    "KernelFunction", "KernelSyntaxError", "KernelTypeError", "Loc", "Placement", "Schedule", "ScheduleError",
+    "KernelFunction", "KernelSyntaxError", "KernelTemplate", "KernelTypeError", "Loc", "Placement", "Schedule", "ScheduleError",
     "ShapeError", "StreamDSLError", "TensorType", "UFixed", "UInt", "__version__", "abs", "bf16", "board", "cast",
     "converter", "cos", "dataflow", "erf", "exp", "explore", "f16", "f32", "f64", "grid", "i8", "i16", "i32", "i64",
     "install_excepthook", "kernel", "log", "max", "min", "parse_ir", "rsqrt", "schedule", "sigmoid", "sin", "sqrt",
-    "tanh", "u1", "u8", "u16", "u32", "u64",
+    "tanh", "template", "u1", "u8", "u16", "u32", "u64",
 ]

@@ -1,6 +1,7 @@
 """The public kernel object: ``@sd.kernel`` turns a Python function into one."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 from .compat import renamed
@@ -8,24 +9,31 @@ from .compat import renamed
 from .backend.sim import simulate
 from .dfg import DataflowFunction, DataflowSchedule, dataflow
 from .dfg import DataflowFunction, DataflowSchedule, dataflow
-from .errors import KernelSyntaxError, StreamDSLError, caller_loc, user_facing
+from .errors import KernelSyntaxError, KernelTypeError, StreamDSLError, caller_loc, user_facing
 from .frontend import definition_scope, parse_function, require_function
 from .ir.nodes import Kernel
 from .sched.schedule import Schedule
 from .sched.schedule import Schedule
 
 class KernelFunction:
-    """A kernel: call it with NumPy arrays to simulate, read ``.ir`` to see its IR."""
+    """A kernel: call it with NumPy arrays to simulate, read ``.ir`` to see its IR.
+
+    The kernel is parsed when it is decorated, so a kernel that cannot compile fails at its definition;
+    only a name its scope does not hold yet (a constant or kernel defined further down the module) waits
+    for the first use."""
 
     def __init__(self, fn, scope: dict | None = None):
         self.fn = fn
         self._scope = scope
         self._ir: Kernel | None = None
         functools.update_wrapper(self, fn)
+        try:
+            self._parse()
+        except StreamDSLError as err:
+            if not getattr(err, "undefined_name", False):
+                raise
 
-    @property
-    @user_facing
-    def ir(self) -> Kernel:
+    def _parse(self) -> Kernel:
         if self._ir is None:
             from .ir.verify import verify
 
@@ -34,7 +42,15 @@ class KernelFunction:
                 self._ir = verify(parse_function(self.fn, _resolve_kernel, self._scope))
             finally:
                 self._parsing = False
+        name = getattr(self.fn, "__name__", None)  # a factory may name the kernel after decoration
+        if isinstance(name, str) and name.isidentifier() and name != self._ir.name:
+            self._ir = dataclasses.replace(self._ir, name=name)
         return self._ir
+
+    @property
+    @user_facing
+    def ir(self) -> Kernel:
+        return self._parse()
 
     @user_facing
     def __call__(self, *args):
@@ -77,10 +93,52 @@ def _resolve_kernel(obj, loc) -> Kernel | None:
     return None
 
 
+@user_facing
 def kernel(fn) -> KernelFunction:
     """Decorate a Python function with annotated parameters and return type as a kernel."""
     require_function(fn, "@sd.kernel")
-    return KernelFunction(fn, definition_scope())
+    return KernelFunction(fn, definition_scope(3))
+
+
+class KernelTemplate:
+    """A generic kernel: ``mm[f32, 32, 64, 64]`` is the kernel with the template's names bound to those values
+    (Allo's ``kernel[T, M, N]``; Python 3.11 has no ``def mm[T]``).  Each binding is made once; kernels of one
+    template used at several bindings in one design are named apart (``mm_32x64``, ...)."""
+
+    def __init__(self, fn, names: tuple[str, ...], scope: dict | None):
+        self.fn, self.names, self._scope = fn, names, scope
+        self._made: dict = {}
+        functools.update_wrapper(self, fn)
+
+    @user_facing
+    def __getitem__(self, values) -> KernelFunction:
+        values = values if isinstance(values, tuple) else (values,)
+        if len(values) != len(self.names):
+            raise KernelTypeError(f"kernel template '{self.fn.__name__}' takes {len(self.names)} value(s) "
+                                  f"({', '.join(self.names)}), got {len(values)}", caller_loc(),
+                                  hint=f"{self.fn.__name__}[{', '.join(self.names)}]")
+        made = self._made.get(values)
+        if made is None:
+            made = self._made[values] = KernelFunction(self.fn, {**(self._scope or {}), **dict(zip(self.names,
+                                                                                                  values))})
+        return made
+
+    def __repr__(self) -> str:
+        return f"<kernel template {self.fn.__name__}[{', '.join(self.names)}]>"
+
+
+def template(*names: str):
+    """``@sd.template("T", "M", "N")`` over a kernel whose annotations use those names (as strings, or under
+    ``from __future__ import annotations``): a :class:`KernelTemplate`, instantiated by subscription."""
+    if not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
+        raise KernelTypeError(f"sd.template takes the names of the kernel's parameters, got {names!r}",
+                              caller_loc(), hint='@sd.template("T", "M", "N")')
+    scope = definition_scope(2)
+
+    def wrap(fn) -> KernelTemplate:
+        return KernelTemplate(fn, names, scope)
+
+    return wrap
 
 
 def schedule(obj):

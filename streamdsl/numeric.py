@@ -57,15 +57,37 @@ def _float_to_int(x: np.ndarray, dtype: IntType) -> np.ndarray:
     return out.astype(dtype.np)
 
 
+_ROUND = {  # quantisation of v (a value in LSBs) to an integer, by mode (UG1399 "Quantization Modes")
+    "trn": np.floor,  # toward -inf
+    "trn_zero": np.trunc,  # toward zero
+    "rnd": lambda v: np.floor(v + 0.5),  # half toward +inf
+    "rnd_zero": lambda v: np.where(v >= 0, np.ceil(v - 0.5), np.floor(v + 0.5)),  # half toward zero
+    "rnd_min_inf": lambda v: np.ceil(v - 0.5),  # half toward -inf
+    "rnd_inf": lambda v: np.where(v >= 0, np.floor(v + 0.5), np.ceil(v - 0.5)),  # half away from zero
+    "rnd_conv": np.rint,  # half to even
+}
+
+
 def quantize_fixed(x: np.ndarray, dtype: FixedType) -> np.ndarray:
-    """Truncate toward -inf to the fixed grid, then wrap at ``dtype.width`` bits."""
+    """Quantise to the fixed grid by ``dtype.quant``, then wrap or saturate at ``dtype.width`` bits by
+    ``dtype.overflow``."""
     scale = float(2.0 ** dtype.frac_bits)
-    v = np.floor(np.nan_to_num(np.asarray(x, dtype=np.float64), nan=0.0, posinf=0.0, neginf=0.0) * scale)
+    raw = np.asarray(x, dtype=np.float64)
+    v = _ROUND[dtype.quant](np.nan_to_num(raw, nan=0.0, posinf=0.0, neginf=0.0) * scale)
     m = float(2.0 ** dtype.width)
-    if dtype.signed:
-        v = np.mod(v + m / 2, m) - m / 2
+    lo, hi = (-m / 2, m / 2 - 1) if dtype.signed else (0.0, m - 1)
+    if dtype.overflow == "wrap":
+        v = np.mod(v - lo, m) + lo
     else:
-        v = np.mod(v, m)
+        big, small = v > hi, v < lo
+        if dtype.overflow == "sat_zero":
+            v = np.where(big | small, 0.0, v)
+        else:
+            floor = -hi if dtype.overflow == "sat_sym" and dtype.signed else lo
+            v = np.clip(v, floor, hi)
+        inf = np.isinf(raw)
+        if np.any(inf) and dtype.overflow != "sat_zero":  # an infinity saturates too
+            v = np.where(inf & (raw > 0), hi, np.where(inf, floor, v))
     return (v / scale).astype(np.float64)
 
 
@@ -102,11 +124,24 @@ def to_compute(x: np.ndarray, dtype: DType) -> np.ndarray:
 
 
 def accepts(arr: np.ndarray, dtype: DType) -> bool:
-    """Whether a user's NumPy array may be passed for a parameter of ``dtype``."""
+    """Whether a user's NumPy array may be passed for a parameter of ``dtype``: the dtype's own storage, or
+    for an integer type any integer (or bool) array, its values then checked by :func:`out_of_range`."""
     if isinstance(dtype, FloatType) and dtype.name == "bf16":
         return arr.dtype == np.float32
     if isinstance(dtype, FixedType):
-        return arr.dtype.kind == "f"
-    if isinstance(dtype, IntType) and dtype.bits == 1:
-        return arr.dtype in (np.dtype(bool), np.dtype(np.uint8))
+        return arr.dtype.kind in "fiub"
+    if isinstance(dtype, IntType):
+        return arr.dtype.kind in "iub"
     return arr.dtype == dtype.np
+
+
+def out_of_range(arr: np.ndarray, dtype: DType):
+    """The first value of an integer array that ``dtype`` cannot hold (None when all fit)."""
+    if not isinstance(dtype, IntType) or arr.size == 0 or arr.dtype.kind not in "iu":
+        return None
+    lo, hi = arr.min(), arr.max()
+    if int(lo) < dtype.min:
+        return int(lo)
+    if int(hi) > dtype.max:
+        return int(hi)
+    return None

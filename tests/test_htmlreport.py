@@ -103,7 +103,7 @@ def test_report_has_pictures_code_ir_and_trace(design, page):
     text = visible(page)
     assert "ffn.cpp" in text and "#pragma HLS dataflow" in text
     assert "II in amber: above 1, the pipelined loop starts an iteration only every II cycles" in text
-    assert "g.size_fifos(mode='normal')" in text and 's.pipeline(s.loop("o1"), ii=1)' in text  # both traces
+    assert "g.size_fifos(mode='normal')" in text and 's.pipeline(s.loop("o", 1), ii=1)' in text  # both traces
     assert "kernel gelu_16x64(" in text  # a task's IR
     ids = {a["id"] for _tag, a in t if "id" in a}
     links = [a["href"][1:] for tag, a in t if tag == "a" and a.get("href", "").startswith("#")]

@@ -53,9 +53,12 @@ def test_kernel_shows_its_escaped_ir():
 
 
 def test_a_kernel_that_does_not_compile_shows_its_error():
-    @sd.kernel
+    @sd.kernel  # a name not defined yet is looked up at the first use: this one never will be
     def bad(X: f32[4]) -> f32[4]:
-        return X + 1  # no tensor arithmetic
+        Y: f32[4] = 0.0
+        for i in range(4):
+            Y[i] = X[i] * NEVER_DEFINED  # noqa: F821
+        return Y
 
     h = bad._repr_html_()
     assert "does not compile" in h and "error" in h and "<pre>" in h

@@ -5,8 +5,9 @@ mixed dtypes with broadcasting, triangular loops and masks, or a reduction),
 renders it as Python *source*, writes it to a temporary ``.py`` file and
 imports it (kernels need real source files).  The simulator's result is then
 compared with a NumPy evaluation written here from the documented semantics
-(``streamdsl.types``): promotion, weak literals, integer wrap-around at the
-declared width after every operation (implemented with masks), floor ``//``
+(``streamdsl.types``): results that widen as ap_int's do (C's words i32/u32
+keeping C's rule among themselves), weak literals, wrap-around at a declared
+width where a value is assigned or cast (implemented with masks), floor ``//``
 and ``%`` with ``x // 0 == 0`` and ``x % 0 == 0``, saturating float -> int
 casts.  Floats compare with ``allclose``, integers exactly.  Every kernel's
 IR must also round-trip: ``sd.parse_ir(str(k.ir)) == k.ir``.
@@ -57,6 +58,23 @@ def promote(a, b):
     return sd.Int(min(64, max(s.bits, u.bits + 1)))
 
 
+def is_word(t) -> bool:
+    return not is_float(t) and t.bits in (32, 64)
+
+
+def grown(op, a, b):
+    """The result type of integer ``op`` on a and b: C's rule between two words, ap_int's widths otherwise."""
+    if is_word(a) and is_word(b):
+        return promote(a, b)
+    w1, s1, w2, s2 = a.bits, a.signed, b.bits, b.signed
+    logic = max(w1 + (s2 and not s1), w2 + (s1 and not s2))
+    bits, signed = {"+": (logic + 1, s1 or s2), "-": (logic + 1, True), "*": (w1 + w2, s1 or s2),
+                    "//": (w1 + s2, s1 or s2), "%": (w2 + (s1 and not s2), s1 or s2),
+                    "&": (logic, s1 or s2), "|": (logic, s1 or s2), "^": (logic, s1 or s2)}[op]
+    bits = min(bits, 64)
+    return sd.Int(bits) if signed else sd.UInt(bits)
+
+
 def lo_hi(t) -> tuple[int, int]:
     return (-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1) if t.signed else (0, (1 << t.bits) - 1)
 
@@ -74,12 +92,14 @@ def spell(t) -> str:
 # ------------------------------------------------------------ the model's values
 # Integers are int64 arrays holding the value; floats are float32/float64 arrays.
 def wrap(x, t) -> np.ndarray:
-    """Two's-complement wrap to t's width, with masks."""
+    """Two's-complement wrap to t's width, with masks (int64 values wrap at 64 bits by themselves)."""
     x = np.asarray(x, dtype=np.int64)
-    mask = np.int64((1 << t.bits) - 1) if t.bits < 64 else np.int64(-1)
-    u = x & mask
-    if t.signed and t.bits < 64:
-        u = np.where(u >= (1 << (t.bits - 1)), u - (1 << t.bits), u)
+    if t.bits >= 64:
+        return x
+    u = x & np.int64((1 << t.bits) - 1)
+    if t.signed:
+        half = np.int64(1 << (t.bits - 1))
+        u = np.where(u >= half, u - half - half, u)
     return u.astype(np.int64)
 
 
@@ -149,12 +169,17 @@ def lit_as(lit: Lit, other):
         return sd.f32, float(lit.value)  # 0.5 * i is an f32 expression
     if is_float(other):
         return other, float(lit.value)
-    return other, lit.value
+    if is_word(other):
+        return other, lit.value
+    v = lit.value  # next to an ap integer: the narrowest type that holds it
+    if v >= 0 and not other.signed:
+        return sd.UInt(max(1, v.bit_length())), v
+    return sd.Int((v if v >= 0 else -v - 1).bit_length() + 1), v
 
 
 def fit_literal(lit: Lit, other) -> Lit:
-    """Clamp an int literal into the other operand's range (a literal that does not fit is an error)."""
-    if isinstance(lit.value, int) and not is_float(other):
+    """Clamp an int literal into a C word's range (a literal that does not fit one is an error)."""
+    if isinstance(lit.value, int) and not is_float(other) and is_word(other):
         lo, hi = lo_hi(other)
         return Lit(min(max(lit.value, lo), hi))
     return lit
@@ -189,12 +214,17 @@ def binary(op, a, b) -> E:
         src = f"{fn}({sa}, {sb})"
     else:
         src = f"({sa} {op} {sb})"
-    return E(src, t, lambda env: apply_binary(op, conv(ea(env), ta, t), conv(eb(env), tb, t), t))
+    if is_float(t) or op in ("min", "max") or (is_word(ta) and is_word(tb)):
+        return E(src, t, lambda env: apply_binary(op, conv(ea(env), ta, t), conv(eb(env), tb, t), t))
+    r = grown(op, ta, tb)  # exact on the operands' values, kept in the grown type (wraps only past 64 bits)
+    return E(src, r, lambda env: wrap(INT_OPS[op](ea(env).astype(np.int64), eb(env).astype(np.int64)), r))
 
 
 def unary(op, a: E) -> E:
     t = a.type
     if op == "neg":
+        if not is_float(t) and not is_word(t):  # one bit wider, signed
+            t = sd.Int(min(64, t.bits + 1))
         return E(f"(-{a.src})", t, lambda env: (-a.ev(env)).astype(npf(t)) if is_float(t) else wrap(-a.ev(env), t))
     fn = "abs" if len(a.src) % 2 else "sd.abs"
     return E(f"{fn}({a.src})", t,
@@ -564,8 +594,12 @@ def test_model_wraps_and_divides_like_the_docs():
     assert conv(np.array([-2.7, 2.7]), sd.f64, sd.i8).tolist() == [-2, 2]
     assert promote(sd.u8, sd.i8) == sd.Int(9) and promote(sd.UInt(31), sd.i8) == sd.i32
     assert promote(sd.i16, sd.f32) == sd.f32 and promote(sd.f32, sd.f64) == sd.f64
-    assert lit_as(Lit(0.5), sd.i8) == (sd.f32, 0.5) and lit_as(Lit(3), sd.u8) == (sd.u8, 3)
-    assert fit_literal(Lit(300), sd.u8) == Lit(255) and fit_literal(Lit(-5), sd.UInt(3)) == Lit(0)
+    assert lit_as(Lit(0.5), sd.i8) == (sd.f32, 0.5) and lit_as(Lit(3), sd.u8) == (sd.UInt(2), 3)
+    assert lit_as(Lit(-3), sd.u8) == (sd.Int(3), -3) and lit_as(Lit(3), sd.i32) == (sd.i32, 3)
+    assert fit_literal(Lit(300), sd.u8) == Lit(300) and fit_literal(Lit(-5), sd.u32) == Lit(0)
+    assert grown("*", sd.Int(3), sd.Int(3)) == sd.Int(6) and grown("+", sd.UInt(17), sd.UInt(17)) == sd.UInt(18)
+    assert grown("-", sd.u8, sd.u8) == sd.Int(9) and grown("+", sd.i32, sd.i32) == sd.i32
+    assert grown("+", sd.i8, sd.i32) == sd.Int(33) and grown("//", sd.i8, sd.i8) == sd.Int(9)
 
 
 def test_a_known_kernel_through_the_harness(kernel_dir):
@@ -575,8 +609,8 @@ def test_a_known_kernel_through_the_harness(kernel_dir):
     k = load_kernel(kernel_dir, src)
     a = np.array([-128, 5, 100, 7], np.int8)
     b = np.array([127, 3, 2, 0], np.uint8)
-    assert promote(sd.i8, sd.UInt(7)) == sd.i8  # mixed signedness: max(8, 7 + 1) = 8 bits
-    prod = wrap(a.astype(np.int64) * b.astype(np.int64), sd.i8)
+    assert grown("*", sd.i8, sd.UInt(7)) == sd.Int(15)  # the product widens: nothing wraps before the store
+    prod = a.astype(np.int64) * b.astype(np.int64)
     want = wrap(floor_div(prod, np.full(4, -3)), sd.Int(5))
     check(k, src, [a, b], want, sd.Int(5))
     with pytest.raises(AssertionError):

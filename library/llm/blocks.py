@@ -80,7 +80,7 @@ def default_schedule(kernel, ii: int = 1, unroll: int = 1) -> sd.Schedule:
     for lp in _innermost(s.ir.body):
         n = lp.stop.value - lp.start.value if isinstance(lp.start, Const) and isinstance(lp.stop, Const) else None
         if unroll == 1 or n is None or lp.step != 1 or n <= unroll or n % unroll:
-            s.pipeline(s.loop(lp.var), ii=ii)
+            s.pipeline(s.loop(lp), ii=ii)
             continue
         for ld in _loads(lp.body):
             last = ld.indices[-1]
@@ -88,7 +88,7 @@ def default_schedule(kernel, ii: int = 1, unroll: int = 1) -> sd.Schedule:
                     and params[ld.name].shape[-1] % unroll == 0):
                 s.partition(s.buffer(ld.name), dim=params[ld.name].rank, kind="cyclic", factor=unroll)
                 partitioned.add(ld.name)
-        outer, inner = s.split(s.loop(lp.var), unroll)
+        outer, inner = s.split(s.loop(lp), unroll)
         s.pipeline(outer, ii=ii)
         s.unroll(inner)
     return s

@@ -33,8 +33,9 @@ import numpy as np
 from ..errors import Loc
 from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load, Ref, Return,
-    Select, Store, UnaryOp, Var, walk,
+    Select, Store, UnaryOp, Var, walk, written_params,
 )
+from ..ir.ops import uses_fixed
 from ..types import DType, FixedType, FloatType, IntType, TensorType
 from .clanes import LANES, print_lanes
 from .clanes import plan as lanes
@@ -107,6 +108,8 @@ def fit(t: DType, raw: str) -> str:
 
 
 def _fix(t: FixedType, raw: str) -> str:
+    if (t.quant, t.overflow) != ("trn", "wrap"):  # sdn::fix floors and wraps (ap_fixed's defaults)
+        raise Unsupported(f"fixed-point modes {t.quant}/{t.overflow}")
     return f"sdn::fix({raw}, {_dlit(2.0 ** t.frac_bits)}, {_dlit(2.0 ** t.width)}, {str(t.signed).lower()})"
 
 
@@ -222,10 +225,11 @@ class _Function:
                         isinstance(s, Alloc) and s.name == v.name for s in k.body):
                     self.direct[v.name] = i
         sig, scope = [], _Scope()
+        written = set(written_params(k))
         for p in k.params:
             c = "p_" + self.fresh(p.name)
-            if isinstance(p.type, TensorType):
-                sig.append(f"const {stype(p.type.dtype)}* __restrict {c}")
+            if isinstance(p.type, TensorType):  # an in/out parameter is written where it lies (the caller copies)
+                sig.append(f"{'' if p.name in written else 'const '}{stype(p.type.dtype)}* __restrict {c}")
                 scope.names[p.name] = _Array(c, p.type)
             else:
                 sig.append(f"{ctype(p.type)} {c}")
@@ -425,6 +429,8 @@ class _Function:
         t, st = s.type, stype(s.type.dtype)
         if s.init is not None and s.init.dtype != t.dtype:
             raise Unsupported("an array initialised with a value of another type")
+        if s.attrs.get("rom") is not None:
+            raise Unsupported("a constant tensor (rom)")
         if s.name in self.direct and depth == 1:
             c = self.outs[self.direct[s.name]]
         else:
@@ -440,6 +446,10 @@ class _Function:
 
     def call(self, s: CallKernel, scope: _Scope, depth: int) -> None:
         callee = self.k.callee(s.callee)
+        written, refs = set(written_params(callee)), [a.name for a in s.args if isinstance(a, Ref)]
+        if any(isinstance(a, Ref) and p.name in written and refs.count(a.name) > 1
+               for p, a in zip(callee.params, s.args)):
+            raise Unsupported("an array passed twice to a callee that writes it")  # the interpreter writes a copy
         args = []
         for p, a in zip(callee.params, s.args):
             if isinstance(a, Ref):
@@ -541,6 +551,8 @@ class _Function:
     def binop(self, e: BinOp, scope: _Scope) -> str:
         op, lt, rt = e.op, e.lhs.dtype, e.rhs.dtype
         a, b = self.expr(e.lhs, scope), self.expr(e.rhs, scope)
+        if uses_fixed(op, (lt, rt), e.dtype):
+            raise Unsupported(f"{op} on fixed-point bits")  # ap_fixed's truncating division and shifts
         if op in ("and", "or"):
             return f"((int64_t)(({a}) {'&&' if op == 'and' else '||'} ({b})))"
         if op in ("shl", "shr"):
@@ -671,7 +683,7 @@ def print_program(kernel: Kernel) -> Program:
     unpack = []
     for i, p in enumerate(kernel.params):
         if isinstance(p.type, TensorType):
-            unpack.append(f"(const {stype(p.type.dtype)}*)a[{i}]")
+            unpack.append(f"({stype(p.type.dtype)}*)a[{i}]")
         else:
             unpack.append(load_value(p.type, f"*(const {stype(p.type)}*)a[{i}]"))
     for i, t in enumerate(kernel.results):

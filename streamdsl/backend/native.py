@@ -36,7 +36,7 @@ import numpy as np
 
 from ..errors import Loc, ShapeError, StreamDSLError
 from ..ir.memo import IdentityMemo
-from ..ir.nodes import Alloc, Call, CallKernel, For, If, Kernel, Ref, Return, walk
+from ..ir.nodes import Alloc, Call, CallKernel, For, If, Kernel, Ref, Return, walk, written_params
 from ..types import TensorType
 from .cgen import LOOPS, Program, Unsupported, made, print_program, stype
 
@@ -233,9 +233,10 @@ class Native:
         params = {p.name for p in self.kernel.params}
         self.copies_param = bool(ret) and any(isinstance(v, Ref) and v.name in params for v in ret[-1].values)
         self.n = len(self.kernel.params) + len(self.outs)
+        self.written = set(written_params(self.kernel))
 
     def run(self, args, call_loc: Loc | None = None):
-        from .sim import _check_arg, check_count
+        from .sim import _check_arg, _write_back, check_count
 
         k = self.kernel
         check_count(k, args, call_loc)
@@ -243,6 +244,8 @@ class Native:
         ptrs = (ctypes.c_void_p * self.n)()
         for i, (p, a) in enumerate(zip(k.params, args)):
             v = _check_arg(k, p, a, call_loc)
+            if p.name in self.written and v is a:  # written on a copy, stored back once the kernel has succeeded
+                v = np.array(v, order="C")
             v = np.ascontiguousarray(v) if isinstance(p.type, TensorType) else np.asarray(v)
             keep.append(v)
             ptrs[i] = v.ctypes.data
@@ -257,6 +260,9 @@ class Native:
         err = np.zeros(4, np.int64)
         if self.fn(ptrs, err.ctypes.data):
             raise self._error(err)
+        for p, a, v in zip(k.params, args, keep):
+            if p.name in self.written:
+                _write_back(a, v, p, k, call_loc)
         if self.returns is None:
             return None
         vals = [o if o.ndim else o[()] for o in outs[:self.returns]]

@@ -19,22 +19,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import KernelTypeError, Loc, ShapeError
+from ..errors import KernelTypeError, Loc, ShapeError, caller_loc, user_facing
+from ..ir.depend import carries_nothing
 from ..ir.deps import LoopInfo, accumulation, classify
 from ..ir.memo import IdentityMemo
 from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load,
-    Ref, Return, Select, Store, UnaryOp, Var, walk,
+    Ref, Return, Select, Store, UnaryOp, Var, walk, written_params,
 )
-from ..ir.ops import OPS
-from ..numeric import accepts, compute_np, convert
+from ..ir.ops import OPS, uses_fixed
+from ..numeric import accepts, compute_np, convert, out_of_range
 from ..types import DType, FloatType, IntType, TensorType, index
 from .privatize import privatize
 
 CHUNK = 1 << 22  # elements per vectorised step
 _NATIVE_OPS = {"add", "sub", "mul", "neg", "bitand", "bitor", "bitxor", "invert", "max", "min", "abs",
                "eq", "ne", "lt", "le", "gt", "ge"}
-_REDUCE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum,
+_REDUCE = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum, "min": np.minimum,
            "bitand": np.bitwise_and, "bitor": np.bitwise_or, "bitxor": np.bitwise_xor}
 
 
@@ -46,7 +47,7 @@ def _native(dtype: DType) -> bool:
 
 def _identity(op: str, dtype: DType):
     np_t = compute_np(dtype)
-    if op in ("add", "bitor", "bitxor"):
+    if op in ("add", "sub", "bitor", "bitxor"):
         return np.zeros((), np_t)
     if op == "mul":
         return np.ones((), np_t)
@@ -88,6 +89,8 @@ def _plan_uncached(kernel: Kernel) -> _Plan:
     for n in (n for s in kernel.body for n in walk(s)):
         if isinstance(n, For):
             info = classify(n)
+            if info.kind == "sequential" and _vectorisable(kernel, n):
+                info = LoopInfo("parallel")  # the exact dependence test proves what classify could not
             loops[id(n)] = info
             accs |= info.accumulations
     return _Plan(kernel, _max_depth(kernel.body), loops, accs, *_ordered_sums(kernel, loops))
@@ -110,11 +113,16 @@ class Interpreter:
         check_count(k, args, call_loc)
         self.env: dict[str, object] = {}
         self.decl_depth: dict[str, int] = {}
+        written = set(written_params(k))
         for p, a in zip(k.params, args):
-            self.env[p.name] = _check_arg(k, p, a, call_loc)
+            v = _check_arg(k, p, a, call_loc)
+            self.env[p.name] = np.array(v) if p.name in written and v is a else v  # written on a copy
             self.decl_depth[p.name] = 0
         with np.errstate(all="ignore"):
             out = self.block(k.body, _Ctx())
+        for p, a in zip(k.params, args):  # in/out parameters: the caller's arrays, once the kernel has succeeded
+            if p.name in written:
+                _write_back(a, self.env[p.name], p, k, call_loc)
         return out
 
     # ------------------------------------------------------------- statements
@@ -139,6 +147,10 @@ class Interpreter:
             return self.assign(s, ctx)
         if isinstance(s, Alloc):
             t = s.type
+            rom = s.attrs.get("rom")
+            if rom is not None:  # a constant tensor: its values, as stored
+                self.env[s.name] = convert(np.array(rom).reshape(t.shape), t.dtype)
+                return None
             fill = 0 if s.init is None else self.eval(s.init, ctx)
             try:
                 self.env[s.name] = np.full(t.shape, fill, dtype=t.dtype.np)
@@ -255,17 +267,20 @@ class Interpreter:
         inner = s.value.operand if isinstance(s.value, Cast) else s.value
         acc_t = inner.dtype
         mask = _any_over(ctx.mask, axes)  # where any iteration contributes to the target
-        if isinstance(acc_t, FloatType) and op in ("add", "mul") and axes:
+        if isinstance(acc_t, FloatType) and op in ("add", "sub", "mul") and axes:
             return self._ordered(op, e, current, axes, acc_t, ctx), mask
-        red = self._einsum(e, axes, ctx) if op == "add" and isinstance(acc_t, IntType) else None
+        gather = "add" if op == "sub" else op  # x - e1 - e2 ... is x - (e1 + e2 + ...), exact for integers
+        red = self._einsum(e, axes, ctx, acc_t) if gather == "add" and isinstance(acc_t, IntType) else None
         if red is None:
             val = np.asarray(self.eval(e, ctx))
+            if isinstance(acc_t, IntType):  # sum in the accumulator's width (e may be narrower: i8 * i8 is an i16)
+                val = val.astype(compute_np(acc_t), copy=False)
             if ctx.mask is not None:
-                val = np.where(ctx.mask, val, _identity(op, acc_t).astype(val.dtype))
+                val = np.where(ctx.mask, val, _identity(gather, acc_t).astype(val.dtype))
             full = np.broadcast_shapes(val.shape, ctx.shape(self.ndim),
                                        ctx.mask.shape if ctx.mask is not None else ())
             val = np.broadcast_to(val, full) if val.shape != full else val
-            red = _REDUCE[op].reduce(val, axis=axes, keepdims=True) if axes and val.ndim else val
+            red = _REDUCE[gather].reduce(val, axis=axes, keepdims=True) if axes and val.ndim else val
         red = convert(red, acc_t) if not _native(acc_t) or red.dtype != acc_t.np else red
         combined = self._apply(op, (current, red), (acc_t, acc_t), acc_t)
         if isinstance(s.value, Cast):
@@ -284,7 +299,7 @@ class Interpreter:
         iteration space (M*N*K for a gemm) is never materialised.
         """
         nd, mask = self.ndim, ctx.mask
-        pair = op == "add" and isinstance(e, BinOp) and e.op == "mul" and e.dtype == acc_t and _native(acc_t)
+        pair = op in ("add", "sub") and isinstance(e, BinOp) and e.op == "mul" and e.dtype == acc_t and _native(acc_t)
         vals = [np.asarray(self.eval(t, ctx)) for t in ((e.lhs, e.rhs) if pair else (e,))]
         vals = [v.astype(acc_t.np, copy=False).reshape(v.shape if v.ndim else (1,) * nd) for v in vals]
         full = np.broadcast_shapes(*(v.shape for v in vals), ctx.shape(nd), mask.shape if mask is not None else (),
@@ -318,16 +333,22 @@ class Interpreter:
                 ufunc(acc, term, out=acc, where=at(mask, pos))
         return acc.reshape(keep_shape)
 
-    def _einsum(self, e: Expr, axes, ctx: _Ctx):
-        """Integer sum over ``axes`` of a product of two factors (exact, so any order will do)."""
+    def _einsum(self, e: Expr, axes, ctx: _Ctx, acc_t: DType):
+        """Integer sum over ``axes`` of a product of two factors (exact, so any order will do), summed in a type
+        at least as wide as the accumulator ``acc_t``: in int64 when the product never wraps (a widened product),
+        in the product's own type when it wraps but is no narrower than the accumulator (C's words)."""
         if not (isinstance(e, BinOp) and e.op == "mul" and _native(e.dtype) and axes):
             return None
+        exact = e.dtype.bits >= e.lhs.dtype.bits + e.rhs.dtype.bits
+        if not exact and e.dtype.bits < acc_t.bits:
+            return None  # each product wraps narrower than the sum: the plain path wraps them one by one
+        work = compute_np(acc_t) if exact else e.dtype.np
         x, y = (np.asarray(self.eval(t, ctx)) for t in (e.lhs, e.rhs))
         if ctx.mask is not None:
             x = np.where(ctx.mask, x, 0).astype(x.dtype, copy=False)
         if x.ndim == 0 or y.ndim == 0:
             return None
-        x, y = x.astype(e.dtype.np, copy=False), y.astype(e.dtype.np, copy=False)
+        x, y = x.astype(work, copy=False), y.astype(work, copy=False)
         lx = [a for a in range(self.ndim) if x.shape[a] > 1]
         ly = [a for a in range(self.ndim) if y.shape[a] > 1]
         if any(ctx.extents[a] > 1 and a not in lx and a not in ly for a in axes):
@@ -338,7 +359,7 @@ class Interpreter:
         shape = [1] * self.ndim
         for a in out:
             shape[a] = x.shape[a] if x.shape[a] > 1 else y.shape[a]
-        return np.asarray(res, dtype=e.dtype.np).reshape(shape)
+        return np.asarray(res, dtype=work).reshape(shape)
 
     # ------------------------------------------------------------ expressions
     def eval(self, e: Expr, ctx: _Ctx):
@@ -384,6 +405,8 @@ class Interpreter:
     @staticmethod
     def _apply(op: str, vals, dtypes, result: DType):
         info = OPS[op]
+        if uses_fixed(op, dtypes, result):  # from the raw bits (ap_fixed's division and shifts)
+            return convert(info.fixed(tuple(np.asarray(v) for v in vals), tuple(dtypes), result), result)
         if op in _NATIVE_OPS and all(_native(t) and t == dtypes[0] for t in dtypes) and (
                 result == dtypes[0] or result == _U1):
             raw = info.np(*vals)
@@ -428,6 +451,15 @@ class Interpreter:
 
 
 _U1 = IntType(1, False)
+
+
+def _vectorisable(k: Kernel, loop: For) -> bool:
+    """A loop ``classify`` calls sequential whose iterations still carry nothing (``A[i, j]`` written for
+    ``j >= i`` while ``A[i, k]``, ``k < i``, is read): it runs as one vector step.  Loops that call a kernel or
+    allocate stay sequential (the vector step holds neither)."""
+    if any(isinstance(n, (CallKernel, Alloc)) for s in loop.body for n in walk(s)):
+        return False
+    return carries_nothing(k, loop)
 
 
 def _any_over(mask, axes):
@@ -519,7 +551,7 @@ def _ordered_sums(k: Kernel, loops: dict[int, LoopInfo]) -> tuple[set[int], set[
 def _ordered_float(s) -> bool:
     acc = accumulation(s) if isinstance(s, (Store, Assign)) else None
     v = s.value.operand if isinstance(s.value, Cast) else s.value
-    return acc is not None and acc[0] in ("add", "mul") and isinstance(v.dtype, FloatType)
+    return acc is not None and acc[0] in ("add", "sub", "mul") and isinstance(v.dtype, FloatType)
 
 
 def alloc_error(s: Alloc) -> ShapeError:
@@ -572,7 +604,13 @@ def _check_arg(k: Kernel, p, a, call_loc):
             raise KernelTypeError(
                 f"argument '{p.name}' of '{k.name}' has dtype {a.dtype}, but the kernel declares {p.name}: {t}",
                 call_loc, hint=f"convert with .astype(np.{t.dtype.np}){where}")
-        return convert(a, t.dtype) if not _native(t.dtype) else a
+        bad = out_of_range(a, t.dtype)
+        if bad is not None:
+            raise KernelTypeError(
+                f"argument '{p.name}' of '{k.name}' holds {bad}, which {t.dtype} cannot hold "
+                f"(range {t.dtype.min}..{t.dtype.max})", call_loc,
+                hint=f"pass values that fit {p.name}: {t}, or declare a wider type{where}")
+        return convert(a, t.dtype) if not (_native(t.dtype) and a.dtype == t.dtype.np) else a
     if isinstance(a, np.ndarray) and a.ndim == 0:
         a = a[()]
     if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
@@ -582,6 +620,14 @@ def _check_arg(k: Kernel, p, a, call_loc):
         return convert(np.asarray(a), t)
     raise KernelTypeError(f"argument '{p.name}' of '{k.name}' must be a {t} scalar, got {type(a).__name__}",
                           call_loc, hint=f"pass a Python or NumPy number{where}")
+
+
+def _write_back(user: np.ndarray, value: np.ndarray, p, k: Kernel, call_loc) -> None:
+    """Store an in/out parameter's final values into the array the caller passed (as an HLS C++ array is)."""
+    if not user.flags.writeable:
+        raise KernelTypeError(f"'{k.name}' writes its parameter '{p.name}', but the array passed is read-only",
+                              call_loc, hint="pass a writable copy: arr.copy()")
+    np.copyto(user, np.asarray(value).astype(user.dtype, copy=False), casting="unsafe")
 
 
 def simulate(kernel: Kernel, *args, call_loc: Loc | None = None, mode: str | None = None):
@@ -604,3 +650,20 @@ def simulate(kernel: Kernel, *args, call_loc: Loc | None = None, mode: str | Non
         return Interpreter(kernel).run(args, call_loc)
     finally:
         native.spent(kernel, time.perf_counter() - t0)
+
+
+class SimModule:
+    """A (scheduled) kernel built for the reference simulator: call it with NumPy arrays."""
+
+    def __init__(self, kernel: Kernel, **_options):  # output, board, overwrite: nothing to write
+        self.ir = kernel
+
+    @user_facing
+    def __call__(self, *args):
+        return self.run(args, caller_loc())
+
+    def run(self, args, call_loc: Loc | None = None):
+        return simulate(self.ir, *args, call_loc=call_loc)
+
+    def __repr__(self) -> str:
+        return f"<simulator module of {self.ir.name}>"

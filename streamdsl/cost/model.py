@@ -156,6 +156,10 @@ def _power_of_two(e) -> bool:
         int(e.value) > 0 and int(e.value) & (int(e.value) - 1) == 0
 
 
+_LOW_BITS = {"add", "sub", "mul", "mul_const", "mul_dsp", "mul_fabric", "add_dsp", "neg", "bitand", "bitor",
+             "bitxor", "invert"}  # ops whose low result bits need only the operands' low bits
+
+
 def _bits(t) -> int:
     return t.bits if isinstance(t, IntType) else t.width if isinstance(t, FixedType) else 32
 
@@ -260,8 +264,10 @@ class _Model:
         for name, parts in k.attrs.get("partition", ()):
             self.banks[name] = _banks_of(parts, dict((p.name, p.type) for p in k.params)[name].shape)
 
-    # latency of an expression (critical path), and its operators for resources
-    def expr(self, e, ops: list) -> int:
+    # latency of an expression (critical path), and its operators for resources.  ``demand``: the low bits of
+    # ``e`` its user keeps (an integer result cast to a narrower type): the low bits of a sum, difference,
+    # product or bitwise op depend only on the operands' low bits, so it is built that wide (as Vitis trims it)
+    def expr(self, e, ops: list, demand: int | None = None) -> int:
         if isinstance(e, (Const, Var)):
             return 0
         if isinstance(e, Load):  # address arithmetic once: unrolled copies differ by constant offsets (bank wiring)
@@ -294,8 +300,11 @@ class _Model:
                 name = "add_dsp"  # the pre-adder before the multiplier, or the post-adder after it
             elif bound_impl(self.bind, bind_class(e)) == "fabric" and _class(t) == "f":
                 name += "_fabric"  # a float add or multiply in LUTs only
+            low = demand if name in _LOW_BITS and isinstance(t, IntType) else None
+            if low is not None and low < t.bits:
+                t = IntType(low, t.signed)
             ops.append((name, t, widths))
-            return op_latency(name, t, self.clock, self.fam) + max(self.expr(c, ops) for c in kids)
+            return op_latency(name, t, self.clock, self.fam) + max(self.expr(c, ops, low) for c in kids)
         if isinstance(e, Cast):
             src = e.operand.dtype
             wiring = isinstance(src, IntType) and isinstance(e.dtype, IntType) or (
@@ -303,7 +312,10 @@ class _Model:
                 and _bits(e.dtype) >= _bits(src))
             if not wiring:  # sign or zero extension of an integer is wiring, and so is its truncation
                 ops.append(("cast", src, None))
-            return op_latency("cast", e.operand.dtype, self.clock, self.fam) + self.expr(e.operand, ops)
+            keep = None
+            if isinstance(src, IntType) and isinstance(e.dtype, IntType):
+                keep = min(e.dtype.bits, demand) if demand is not None else e.dtype.bits
+            return op_latency("cast", e.operand.dtype, self.clock, self.fam) + self.expr(e.operand, ops, keep)
         if isinstance(e, Select):
             return 1 + max(self.expr(x, ops) for x in (e.cond, e.then, e.orelse))
         return 0

@@ -67,7 +67,7 @@ def dma_data_cycles(tokens: int, token_bytes: int, per_cycle: float) -> int:
 
 
 def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float | None = None,
-                      windows: dict[str, int] | None = None) -> int:
+                      windows: dict[str, int] | None = None, spares: bool = True) -> int:
     """Give each DMA of one region a share of ``channels`` memory channels; returns the channels used.
 
     The smallest DMAs, as many as together move no more than an average
@@ -93,6 +93,8 @@ def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float 
     ``windows`` (DMA name -> the cycles it may take without delaying the design, :func:`dma_windows`): the
     channels first make the largest lateness, time past the window, the smallest (the weights the first
     kernels need get channels first, a DMA with room to spare fewer), then the longest time within that.
+    ``spares=False`` stops there: each DMA the fewest channels that keep it within its window and that
+    lateness (what :func:`~streamdsl.dfg.timing.design_timing` keeps when the other channels do not pay).
     """
     if not dmas:
         return 0
@@ -158,8 +160,9 @@ def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float 
         longest = smallest(sorted({cyc(d, c) for d in own for c in range(1, avail + 1)}),
                            lambda d, v: min(v, win[d.name] + late))
         for d in own:  # within 2 % of that longest time: a channel that saves a few cycles of it does more elsewhere
-            d.channels = float(need(d, min(int(longest * 1.02), win[d.name] + late)))
-        left = avail - int(sum(d.channels for d in own))
+            d.channels = float(need(d, min(int(longest * 1.02), win[d.name] + late) if spares else
+                                    win[d.name] + late if windows else int(longest * 1.02)))
+        left = avail - int(sum(d.channels for d in own)) if spares else 0
         while left > 0:  # what is left goes where a channel saves the most cycles (then to the slowest DMA)
             gains = [((cyc(d, int(d.channels)) - cyc(d, int(d.channels) + k)) / k, cyc(d, int(d.channels)), -k, d)
                      for d in own

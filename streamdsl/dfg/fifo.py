@@ -16,7 +16,7 @@ are reported beside them by :func:`explain`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -30,13 +30,41 @@ class FifoSizingError(StreamDSLError):
 
 @dataclass(frozen=True)
 class Sizing:
+    """Depths, and ``starts``: the LP's start offsets they were sized for (each task as late as its consumers
+    allow, so a load's offset may come after its consumer's start).  Printed, it shows when each process
+    starts in the sized design as hardware runs it: every process at once, a task's first work when its
+    inputs arrive (the token simulator at these depths)."""
+
     starts: dict[str, int]
     depths: dict[str, int]
     mode: str
+    design: tuple | None = field(default=None, compare=False, repr=False)  # (tasks, edges) it was sized for
+
+    def run_starts(self) -> dict[str, int] | None:
+        """When each task first works in the sized design run as hardware does (None: not known here)."""
+        if self.design is None:
+            return None
+        from .tokensim import DeadlockError, simulate
+
+        try:
+            return simulate(*self.design, self.depths).starts
+        except DeadlockError:
+            return None
 
     def __str__(self) -> str:
-        lines = [f"FIFO sizing ({self.mode}): starts " + ", ".join(f"{t}@{s}" for t, s in self.starts.items())]
+        import textwrap
+
+        def at(starts: dict[str, int]) -> str:
+            return ", ".join(f"{t}@{s}" for t, s in starts.items())
+
+        run = self.run_starts()
+        head = (f"FIFO sizing ({self.mode}): LP start offsets {at(self.starts)}" if run is None else
+                f"FIFO sizing ({self.mode}): starts as run, every process launched at once: {at(run)}")
+        lines = textwrap.wrap(head, 100, subsequent_indent="    ")
         lines += [f"  {e}: depth {d}" for e, d in self.depths.items()]
+        if run is not None:
+            lines += textwrap.wrap(f"(the depths also hold for the LP's offsets, each task as late as its consumers "
+                                   f"allow: {at(self.starts)})", 100, initial_indent="  ", subsequent_indent="    ")
         return "\n".join(lines)
 
 
@@ -109,7 +137,7 @@ def design_depths(tasks: list[Task], edges: list[Edge], fifos, mode: str = "norm
     for f in fifos:
         if f.kind == "dram":
             depths[f.name] = 1
-    return Sizing(sz.starts, depths, mode)
+    return Sizing(sz.starts, depths, mode, design=(tasks, edges))
 
 
 def paper_depth(src: Task, dst: Task, tokens: int, delay: int) -> int:

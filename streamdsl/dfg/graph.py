@@ -32,7 +32,8 @@ from typing import Any
 from .. import registry
 from ..errors import KernelSyntaxError, KernelTypeError, Loc, StreamDSLError, caller_loc, user_facing
 from ..frontend import definition_scope, parse_function, require_function
-from ..ir.nodes import CallKernel, Const, Kernel, Ref, Return, Var
+from ..ir.naming import user_name
+from ..ir.nodes import CallKernel, Const, Kernel, Ref, Return, Var, written_params
 from ..types import TensorType
 
 
@@ -86,7 +87,7 @@ class DataflowFunction:
         if _kernel_like(obj):
             ir = obj.ir
             if isinstance(ir, Kernel):
-                self._kernels[ir.name] = obj
+                self._seen.append((ir, obj))
                 return ir
         return None
 
@@ -96,9 +97,10 @@ class DataflowFunction:
         if self._ir is None:
             from ..ir.verify import verify
 
-            self._kernels = {}
+            self._seen: list = []
             k = verify(parse_function(self.fn, self._resolve, self._scope))
             _check_body(k)
+            self._kernels = {c.name: _function_of(c, self._seen) for c in k.callees}
             self._ir = k
         return self._ir
 
@@ -157,6 +159,14 @@ def _signature(k: Kernel) -> str:
     return f"{k.name}({sig}) -> ({', '.join(map(str, k.results))})"
 
 
+def _function_of(callee: Kernel, seen: list):
+    """The user's ``KernelFunction`` behind a callee (renamed ``mm_64x64`` when another ``mm`` is called too)."""
+    for ir, obj in seen:
+        if ir is callee or (ir.name == user_name(callee) and ir.params == callee.params and ir.body == callee.body):
+            return obj
+    raise AssertionError(f"no kernel function for {callee.name}")
+
+
 def _check_body(k: Kernel) -> None:
     """Only kernel calls and a return; every tensor argument is an input or an earlier result."""
     hint = "a dataflow body only calls kernels (T = kernel(A, B)) and returns results; move other code into a kernel"
@@ -166,6 +176,10 @@ def _check_body(k: Kernel) -> None:
     for s in k.body:
         if isinstance(s, CallKernel):
             callee = k.callee(s.callee)
+            if written_params(callee):
+                raise KernelSyntaxError(f"kernel '{s.callee}' writes its parameter '{written_params(callee)[0]}'; a "
+                                        "dataflow task streams its inputs and cannot write them", s.loc,
+                                        hint="return the updated tensor as a result of the kernel instead")
             for a in s.args:
                 if isinstance(a, Ref):
                     used.add(a.name)

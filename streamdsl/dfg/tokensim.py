@@ -96,7 +96,9 @@ class TaskTrace:
 
     * ``issues``: the issue cycle of every iteration;
     * ``busy``: runs of back-to-back iterations (iteration ``k`` is busy for
-      ``[s_k, s_k + II)``); the lengths sum to ``SimResult.busy``;
+      ``[s_k, s_k + II)``, the last one for ``[s_k, s_k + lat)``: the task is done when its last result is
+      out); the lengths sum to ``SimResult.busy``, the task's unstalled latency, so a task's start, busy and
+      stall add up to when it finishes, within the run;
     * ``starved``: waits between iterations for an input token (an empty FIFO);
     * ``blocked``: waits for a free slot in a full output FIFO.  The waits
       between iterations (``starved`` plus the ``blocked`` spans from the
@@ -410,7 +412,7 @@ class _Run:
         remaining = sum(t.iters - len(issue[t.name]) for t in tasks)
         if remaining:
             raise self._deadlock()
-        busy = {t.name: t.iters * t.ii for t in tasks}
+        busy = {t.name: t.latency for t in tasks}  # its iterations' II each, the last one's latency: within the run
         stall = {}
         for t in tasks:
             s = issue[t.name]
@@ -483,7 +485,10 @@ def _task_trace(t: Task, issues: list[int], takes: list, start: int) -> TaskTrac
     first = np.flatnonzero(gaps > 0) + 1  # iterations that start a new busy run
     run_start = np.concatenate([[0], first]) if n else np.zeros(0, dtype=np.int64)
     run_end = np.concatenate([first - 1, [n - 1]]) if n else np.zeros(0, dtype=np.int64)
-    busy = _spans(s[run_start], s[run_end] - s[run_start] + t.ii)
+    length = s[run_end] - s[run_start] + t.ii
+    if n:
+        length[-1] += t.lat - t.ii  # the last iteration is busy until its result is out, not for a whole II
+    busy = _spans(s[run_start], length)
     starved = _spans(earliest[1:], ready[1:] - earliest[1:])
     blocked = _spans(ready, s - ready)
     return TaskTrace(s, busy, starved, blocked)

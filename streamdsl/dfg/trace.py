@@ -103,7 +103,8 @@ class DataflowTrace:
                     lines.append(f"g.{st.primitive}({call})")
             else:
                 _, task, step = item
-                lines.append(step_line(step, f"s_{task}", None))  # loops named: kernels may share loop names
+                aliases = self._live[task].trace.aliases if self._live is not None and task in self._live else None
+                lines.append(step_line(step, f"s_{task}", None, aliases))  # loops named: kernels may share names
         return "\n".join(lines)
 
     __repr__ = __str__

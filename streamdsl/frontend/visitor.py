@@ -16,11 +16,12 @@ import numpy as np
 
 from ..errors import KernelSyntaxError, KernelTypeError, Loc, ShapeError
 from ..ir import build as B
+from ..ir.naming import unique_kernel_names
 from ..ir.nodes import (
-    Alloc, Assign, CallKernel, Const, Decl, Expr, For, If, Kernel, Load, Param, Ref, Return,
-    Stmt, Store, Var,
+    Alloc, Assign, Attrs, CallKernel, Const, Decl, Expr, For, If, Kernel, Load, Param, Ref, Return,
+    Stmt, Store, Var, written_params,
 )
-from ..types import DType, IntType, TensorType, f64, i64, index, u1
+from ..types import DType, IntType, TensorType, f64, from_numpy, i64, index, u1
 from .source import Source
 
 _BINOPS = {
@@ -28,6 +29,7 @@ _BINOPS = {
     ast.Mod: "mod", ast.Pow: "pow", ast.BitAnd: "bitand", ast.BitOr: "bitor", ast.BitXor: "bitxor",
     ast.LShift: "shl", ast.RShift: "shr",
 }
+ROM_MAX = 1 << 20  # elements of a constant tensor taken from the enclosing scope
 _CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 _PY_BUILTINS = {_py.min: "min", _py.max: "max", _py.abs: "abs"}
 _UNSUPPORTED = {
@@ -70,7 +72,7 @@ class TensorName:
 class Symbol:
     name: str
     type: Any  # DType or TensorType
-    kind: str  # "param", "local", "loop", "out"
+    kind: str  # "param", "local", "loop", "out", "rom" (a NumPy array of the enclosing scope)
 
 
 class KernelVisitor(ast.NodeVisitor):
@@ -80,15 +82,22 @@ class KernelVisitor(ast.NodeVisitor):
         self.env = env
         self.resolve_kernel = resolve_kernel  # object -> Kernel IR or None
         self.scopes: list[dict[str, Symbol]] = [{}]
-        self.callees: dict[str, Kernel] = {}
+        self.callees: dict[str, Kernel] = {}  # provisional name -> callee (distinct kernels may share a name)
+        self.roms: list[Alloc] = []  # NumPy arrays of the enclosing scope used as constant tensors
         self.results: tuple = ()
+        self.fresh_outs = 0
+        self.pending: list[Stmt] = []  # kernel calls used as values in the statement being visited
 
     # ------------------------------------------------------------ helpers
     def loc(self, node) -> Loc:
         return self.src.loc(node)
 
-    def error(self, node, message, hint=None, cls=KernelSyntaxError):
-        raise cls(message, self.loc(node), hint=hint)
+    def error(self, node, message, hint=None, cls=KernelSyntaxError, undefined=False):
+        """Raise ``cls`` at ``node``; ``undefined``: a name the kernel's scope does not hold yet (it may be
+        defined later in the module, so ``@sd.kernel`` reports it at the first use instead)."""
+        err = cls(message, self.loc(node), hint=hint)
+        err.undefined_name = undefined
+        raise err
 
     def lookup(self, name: str) -> Symbol | None:
         for scope in reversed(self.scopes):
@@ -114,7 +123,8 @@ class KernelVisitor(ast.NodeVisitor):
         if isinstance(failure, (KernelSyntaxError, KernelTypeError, ShapeError)):
             raise type(failure)(failure.message, self.loc(node), failure.hint) from None
         self.error(node, f"cannot evaluate '{ast.unparse(node)}' when the kernel is defined: {failure}",
-                   hint="types and shapes must be built from constants visible to the kernel")
+                   hint="types and shapes must be built from constants visible to the kernel",
+                   undefined=isinstance(failure, NameError))
 
     def annotation(self, node):
         """An annotation's expression; a string annotation ("sd.f32[N]") is parsed, keeping its location."""
@@ -176,11 +186,17 @@ class KernelVisitor(ast.NodeVisitor):
 
     def body(self, stmts) -> tuple[Stmt, ...]:
         out: list[Stmt] = []
-        for s in stmts:
-            r = self.visit(s)
-            if r is None:
-                continue
-            out.extend(r if isinstance(r, (list, tuple)) else [r])
+        outer, self.pending = self.pending, []  # calls hoisted out of a compound statement's header stay with it
+        try:
+            for s in stmts:
+                r = self.visit(s)
+                out.extend(self.pending)  # kernel calls used as values run just before their statement
+                self.pending = []
+                if r is None:
+                    continue
+                out.extend(r if isinstance(r, (list, tuple)) else [r])
+        finally:
+            self.pending = outer
         return tuple(out)
 
     def scoped_body(self, stmts) -> tuple[Stmt, ...]:
@@ -216,8 +232,9 @@ class KernelVisitor(ast.NodeVisitor):
         if self.results and not (body and isinstance(body[-1], Return)):
             self.error(f, f"kernel '{f.name}' must end with a return of {', '.join(map(str, self.results))}",
                        cls=KernelTypeError, hint="return the output tensors as the last statement")
-        return Kernel(self.name, tuple(params), self.results, tuple(body), callees=tuple(self.callees.values()),
-                      loc=self.loc(f))
+        k = Kernel(self.name, tuple(params), self.results, tuple(self.roms) + tuple(body),
+                   callees=tuple(self.callees.values()), loc=self.loc(f))
+        return unique_kernel_names(k, dict(self.callees))
 
     def _result_types(self, node) -> tuple:
         node = self.annotation(node)
@@ -306,9 +323,9 @@ class KernelVisitor(ast.NodeVisitor):
         if isinstance(target, ast.Subscript):
             tname, indices = self._subscript(target)
             sym = self.lookup(tname.name)
-            if sym.kind == "param":
-                self.error(target, f"parameter '{tname.name}' is read-only",
-                           hint=f"allocate an output tensor ({tname.name}_out: {tname.type} = 0.0) and return it")
+            if sym.kind == "rom":
+                self.error(target, f"'{tname.name}' is a constant array from the enclosing scope; it cannot be written",
+                           hint=f"copy it into a local tensor ({tname.name}_copy: {tname.type} = 0.0) first")
             v = value if value is not None else self.coerce(value_node, tname.type.dtype)
             return Store(tname.name, indices, B.cast(v, tname.type.dtype, loc), loc)
         if not isinstance(target, ast.Name):
@@ -427,11 +444,23 @@ class KernelVisitor(ast.NodeVisitor):
             self.error(node, "return must be the last statement of the kernel, outside loops and branches",
                        hint="store results into output tensors and return them at the end")
         values = [] if node.value is None else (node.value.elts if isinstance(node.value, ast.Tuple) else [node.value])
+        calls: list[Stmt] = []
+        if len(values) == 1 and len(self.results) != 1:  # return other(x): all of its results
+            kern = self._callee(values[0]) if isinstance(values[0], ast.Call) else None
+            if kern is not None and len(kern.results) == len(self.results):
+                names = self._result_names(values[0], len(kern.results))
+                calls.append(self._call_kernel(values[0], kern, names))
+                values = [ast.copy_location(ast.Name(n.id, ast.Load()), values[0]) for n in names]
         if len(values) != len(self.results):
             self.error(node, f"kernel returns {len(values)} value(s) but is annotated with {len(self.results)}",
                        cls=KernelTypeError, hint="make the return match the -> annotation")
         out = []
-        for v, t in zip(values, self.results):
+        for n, (v, t) in enumerate(zip(values, self.results)):
+            kern = self._callee(v) if isinstance(v, ast.Call) else None
+            if kern is not None:  # return gelu(h): the call, then its result
+                names = self._result_names(v, 1)
+                calls.append(self._call_kernel(v, kern, names))
+                v = ast.copy_location(ast.Name(names[0].id, ast.Load()), v)
             if isinstance(t, TensorType):
                 r = self.visit(v)
                 if not isinstance(r, TensorName):
@@ -444,21 +473,53 @@ class KernelVisitor(ast.NodeVisitor):
                 out.append(Ref(r.name, r.type, self.loc(v)))
             else:
                 out.append(self.coerce(v, t))
-        return Return(tuple(out), self.loc(node))
+        return calls + [Return(tuple(out), self.loc(node))]
+
+    def _call_value(self, node: ast.Call, kern: Kernel):
+        """A kernel call used as a value (``R[i] = helper(A[i])``): the call runs just before the statement,
+        into a fresh name, and the value is that name."""
+        if written_params(kern):
+            self.error(node, f"kernel '{kern.name}' writes its parameter '{written_params(kern)[0]}'; call it as a "
+                             "statement", hint=f"{ast.unparse(node)} on its own line, then use what it wrote")
+        if len(kern.results) != 1:
+            self.error(node, f"kernel '{kern.name}' returns {len(kern.results)} values; a call used as a value "
+                             "returns one", hint=f"bind them: T0, T1 = {ast.unparse(node)}")
+        (name,) = self._result_names(node, 1)
+        self.pending.append(self._call_kernel(node, kern, [name]))
+        return self.visit(ast.copy_location(ast.Name(name.id, ast.Load()), node))
+
+    def _result_names(self, call: ast.Call, n: int) -> list[ast.Name]:
+        """Fresh names for the results of a kernel called in a return statement."""
+        names = []
+        for _ in range(n):
+            while self.lookup(f"_ret{self.fresh_outs}") is not None:
+                self.fresh_outs += 1
+            names.append(ast.copy_location(ast.Name(f"_ret{self.fresh_outs}", ast.Store()), call))
+            self.fresh_outs += 1
+        return names
 
     # ------------------------------------------------------------ kernel calls
     def _resolve_call(self, func):
         if isinstance(func, ast.Name) and self.lookup(func.id) is not None:
             self.error(func, f"'{func.id}' is not callable", hint=f"'{func.id}' is a kernel variable")
-        if isinstance(func, (ast.Name, ast.Attribute)):
+        if isinstance(func, (ast.Name, ast.Attribute)) or self._template_instance(func):
             return self.evaluate(func)
         self.error(func, f"cannot call '{ast.unparse(func)}' in a kernel",
                    hint="call builtins (sd.exp, min, ...) or @sd.kernel functions by name")
 
+    def _template_instance(self, func) -> bool:
+        """``mm[f32, 32, 64]``: a generic kernel bound to values of the enclosing scope."""
+        if not isinstance(func, ast.Subscript):
+            return False
+        root = func.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return isinstance(root, ast.Name) and self.lookup(root.id) is None
+
     def _callee(self, call: ast.Call) -> Kernel | None:
         if isinstance(call.func, ast.Name) and self.lookup(call.func.id) is not None:
             return None
-        if not isinstance(call.func, (ast.Name, ast.Attribute)):
+        if not (isinstance(call.func, (ast.Name, ast.Attribute)) or self._template_instance(call.func)):
             return None
         return self.resolve_kernel(self.evaluate(call.func), self.loc(call))
 
@@ -494,11 +555,19 @@ class KernelVisitor(ast.NodeVisitor):
                 self.error(t, "kernel results are bound to new names", hint="T = other_kernel(A)")
             self.define(t, t.id, rt, "out")
             outs.append(t.id)
-        prev = self.callees.get(kern.name)
-        if prev is not None and prev != kern:
-            self.error(call, f"two different kernels are named '{kern.name}'", hint="rename one of them")
-        self.callees[kern.name] = kern
-        return CallKernel(kern.name, tuple(args), tuple(outs), self.loc(call))
+        return CallKernel(self._callee_name(kern), tuple(args), tuple(outs), self.loc(call))
+
+    def _callee_name(self, kern: Kernel) -> str:
+        """The name the call uses: the kernel's own, or a provisional one when a different kernel of that name is
+        called too (a factory at two shapes); :func:`unique_kernel_names` turns it into ``mm_64x64``."""
+        n = 0
+        while True:
+            name = kern.name if n == 0 else f"{kern.name}#{n}"
+            prev = self.callees.get(name)
+            if prev is None or prev is kern or prev == kern:
+                self.callees.setdefault(name, kern)
+                return name
+            n += 1
 
     # ------------------------------------------------------------ expressions
     def visit_Constant(self, node):
@@ -513,8 +582,31 @@ class KernelVisitor(ast.NodeVisitor):
                 return TensorName(node.id, sym.type)
             return Var(node.id, sym.type, self.loc(node))
         if node.id in self.env:
-            return self._from_env(self.env[node.id], node)
-        self.error(node, f"name '{node.id}' is not defined", hint="declare locals with a type: x: f32 = 0.0")
+            value = self.env[node.id]
+            if isinstance(value, np.ndarray) and value.ndim:
+                return self._rom(node.id, value, node)
+            return self._from_env(value, node)
+        self.error(node, f"name '{node.id}' is not defined", hint="declare locals with a type: x: f32 = 0.0",
+                   undefined=True)
+
+    def _rom(self, name: str, value: np.ndarray, node) -> TensorName:
+        """A NumPy array of the enclosing scope: a constant tensor (a ROM in HLS), its values taken now."""
+        sym = self.lookup(name)
+        if sym is not None and sym.kind == "rom":
+            return TensorName(name, sym.type)
+        dt = from_numpy(value.dtype)
+        if dt is None:
+            self.error(node, f"'{name}' is a NumPy array of {value.dtype}, which no kernel dtype holds",
+                       cls=KernelTypeError, hint="convert it with .astype(np.float32) or an integer dtype")
+        if value.size > ROM_MAX:
+            self.error(node, f"'{name}' has {value.size} elements; a constant tensor holds at most {ROM_MAX}",
+                       cls=ShapeError, hint="pass a large array to the kernel as a parameter")
+        t = dt[value.shape]
+        flat = value.ravel()
+        values = tuple(int(v) for v in flat) if isinstance(dt, IntType) else tuple(float(v) for v in flat)
+        self.scopes[0][name] = Symbol(name, t, "rom")
+        self.roms.append(Alloc(name, t, None, Attrs({"rom": values}), self.loc(node)))
+        return TensorName(name, t)
 
     def visit_Attribute(self, node):
         base = node.value
@@ -602,7 +694,9 @@ class KernelVisitor(ast.NodeVisitor):
         root = node.value
         while isinstance(root, (ast.Attribute, ast.Subscript)):
             root = root.value
-        if isinstance(root, ast.Name) and self.lookup(root.id) is None and root.id in self.env:
+        array = isinstance(node.value, ast.Name) and self.lookup(node.value.id) is None \
+            and isinstance(self.env.get(node.value.id), np.ndarray)  # a constant tensor, indexed at run time
+        if not array and isinstance(root, ast.Name) and self.lookup(root.id) is None and root.id in self.env:
             return self._from_env(self.evaluate(node), node)  # a constant such as SHAPE[0]
         tname, indices = self._subscript(node)
         return Load(tname.name, indices, tname.type.dtype, self.loc(node))
@@ -643,8 +737,9 @@ class KernelVisitor(ast.NodeVisitor):
         if node.keywords:
             self.error(node.keywords[0], "keyword arguments are not supported in kernel calls",
                        hint="pass arguments by position")
-        if self.resolve_kernel(fn, self.loc(node)) is not None:
-            self.error(node, "a kernel call must be assigned to names", hint="T = other_kernel(A, B)")
+        kern = self.resolve_kernel(fn, self.loc(node))
+        if kern is not None:
+            return self._call_value(node, kern)
         op = getattr(fn, "__sd_op__", None)
         if op is None and any(fn is b for b in _PY_BUILTINS):
             op = _PY_BUILTINS[fn]

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import KernelTypeError, Loc
 from ..numeric import convert
-from ..types import DType, IntType, f32, i32, i64, promote, u1
+from ..types import DType, IntType, f32, i32, i64, literal_int, promote, u1
 from .nodes import BinOp, Call, Cast, Const, Expr, Select, UnaryOp
 from .ops import type_rule
 
@@ -45,12 +45,14 @@ def literal_type(value) -> DType:
 
 
 def weak_literal(value, other: DType, loc: Loc | None = None) -> Const:
-    """A literal next to an operand of type ``other`` (see the promotion rules)."""
+    """A literal next to an operand of type ``other`` (the literal rule of :mod:`streamdsl.types`)."""
     if isinstance(value, (bool, np.bool_)):
         return const(value, u1 if other == u1 else other, loc)
     if isinstance(value, float) and isinstance(other, IntType):
         # 0.5 * i is an f32 expression, as it would be a float in Python
         return const(value, f32, loc)
+    if isinstance(value, int):
+        return const(value, literal_int(value, other), loc)
     return const(value, other, loc)
 
 

@@ -25,7 +25,7 @@ from .nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, Load, Store, UnaryOp, Var, walk,
 )
 
-ACC_OPS = {"add", "mul", "max", "min", "bitand", "bitor", "bitxor"}
+ACC_OPS = {"add", "sub", "mul", "max", "min", "bitand", "bitor", "bitxor"}  # sub: x = x - e only
 
 
 def is_var_mul(e) -> bool:
@@ -118,12 +118,17 @@ def target_of(stmt):
 
 
 def accumulation(stmt) -> tuple[str, Expr] | None:
-    """If ``stmt`` is ``x = [cast](x op e)`` (``x`` its own target) return (op, e)."""
+    """If ``stmt`` is ``x = [cast](x op e)`` (``x`` its own target) return (op, e).
+
+    The cast may wrap a wider integer result back to ``x``'s width: wrapping commutes with sums, products
+    and bitwise ops (arithmetic modulo 2^n), so the accumulation is one; it does not with max/min."""
     target_is = target_of(stmt)
     v = stmt.value
+    wraps = False
     if isinstance(v, Cast):
         if not (isinstance(v.dtype, IntType) and isinstance(v.operand.dtype, IntType)):
             return None
+        wraps = not (v.dtype.min <= v.operand.dtype.min and v.operand.dtype.max <= v.dtype.max)
         v = v.operand
     if isinstance(v, BinOp) and v.op in ACC_OPS:
         op, a, b = v.op, v.lhs, v.rhs
@@ -131,11 +136,21 @@ def accumulation(stmt) -> tuple[str, Expr] | None:
         op, a, b = v.fn, v.args[0], v.args[1]
     else:
         return None
-    if target_is(a) and not _mentions(b, target_is):
+    if wraps and op in ("max", "min"):
+        return None
+    if target_is(_widened(a)) and not _mentions(b, target_is):
         return op, b
-    if target_is(b) and not _mentions(a, target_is):
+    if op != "sub" and target_is(_widened(b)) and not _mentions(a, target_is):
         return op, a
     return None
+
+
+def _widened(e):
+    """``e`` without integer casts that keep its value (``x + e`` on a narrow ``x`` widens ``x`` first)."""
+    while isinstance(e, Cast) and isinstance(e.dtype, IntType) and isinstance(e.operand.dtype, IntType) \
+            and e.dtype.min <= e.operand.dtype.min and e.operand.dtype.max <= e.dtype.max:
+        e = e.operand
+    return e
 
 
 def carried_accumulations(loop: For) -> tuple:
@@ -231,8 +246,8 @@ def _reassociable(op: str, dtype) -> bool:
     if isinstance(dtype, IntType):
         return True
     if isinstance(dtype, FixedType):
-        return op == "add"
-    return isinstance(dtype, FloatType) and dtype.name in ("f32", "f64") and op in ("add", "mul")
+        return op in ("add", "sub")
+    return isinstance(dtype, FloatType) and dtype.name in ("f32", "f64") and op in ("add", "sub", "mul")
 
 
 def classify(loop: For) -> LoopInfo:

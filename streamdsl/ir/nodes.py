@@ -12,10 +12,13 @@ Meaning (the reference simulator, ``backend/sim.py``, is the executable form):
   tensor is an error (the simulator raises a located ``ShapeError``).
 * Scope.  A loop variable is bound inside its ``For`` body only and is never
   assigned; ``Decl``/``Alloc`` bind a name from that statement to the end of
-  the enclosing block; names are unique in overlapping scopes.  Kernel
-  parameters are read-only inputs; results are returned by ``Return``, the
-  last top-level statement.  ``CallKernel`` binds the callee's results to new
-  names.
+  the enclosing block; names are unique in overlapping scopes.  A tensor
+  parameter the kernel stores into (or passes to a callee that does) is an
+  in/out parameter, written in place as an HLS C++ array argument is
+  (:func:`written_params`); scalar parameters are read-only.  Results are
+  returned by ``Return``, the last top-level statement.  ``CallKernel`` binds
+  the callee's results to new names; a callee writes its in/out arguments,
+  the caller's tensors, in place.
 * Order.  Statements run in program order; loops run their iterations in
   increasing (or, for a negative step, decreasing) order.  A transformation is
   legal only if it keeps the order of every pair of dependent accesses.
@@ -24,8 +27,11 @@ Meaning (the reference simulator, ``backend/sim.py``, is the executable form):
   order they entered, and each stream has one writer and one reader.
 * Attrs.  Pragmas live in ``attrs``; keys: ``pipeline`` (II, int), ``unroll``
   (factor, 0 = full) on ``For``; ``partition`` ((dim, kind, factor), ...) and
-  ``bind`` (storage) on ``Alloc``; ``partition`` ((param, ((dim, kind,
-  factor), ...)), ...) on ``Kernel`` for parameters.
+  ``bind`` (storage) on ``Alloc``; ``rom`` (the values, row-major) on an
+  ``Alloc`` that is a constant tensor (read-only, a ROM in HLS);
+  ``partition`` ((param, ((dim, kind, factor), ...)), ...) on ``Kernel`` for
+  parameters; ``reassociate`` (True) on ``For``: sums carried by the loop
+  may be reassociated even in floating point (:mod:`streamdsl.ir.depend`).
 
 ``loc`` never takes part in equality, so an IR printed and parsed back
 compares equal to the original (``sd.parse_ir(str(k.ir)) == k.ir``).
@@ -37,6 +43,7 @@ from typing import Any, Iterator
 
 from ..errors import Loc
 from ..types import DType, TensorType
+from .memo import IdentityMemo
 
 _loc = lambda: field(default=None, compare=False, repr=False)  # noqa: E731
 
@@ -331,3 +338,24 @@ def walk(node) -> Iterator:
         if kids:
             kids.reverse()
             stack.extend(kids)
+
+
+def _written_params(k: Kernel) -> tuple[str, ...]:
+    tensors = {p.name for p in k.params if isinstance(p.type, TensorType)}
+    out: set[str] = set()
+    for n in walk(k):
+        if isinstance(n, Store) and n.name in tensors:
+            out.add(n.name)
+        elif isinstance(n, CallKernel):
+            inner = set(written_params(k.callee(n.callee)))
+            callee = k.callee(n.callee)
+            out |= {a.name for p, a in zip(callee.params, n.args) if p.name in inner and isinstance(a, Ref)} & tensors
+    return tuple(p.name for p in k.params if p.name in out)
+
+
+_WRITTEN = IdentityMemo(_written_params, 4096)
+
+
+def written_params(k: Kernel) -> tuple[str, ...]:
+    """The in/out parameters of ``k`` (in parameter order): tensors it stores into, itself or through a callee."""
+    return _WRITTEN(k)

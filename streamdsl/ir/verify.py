@@ -3,7 +3,7 @@
 ``verify(kernel)`` checks scoping (every name defined once, used only where
 visible), typing (operands exactly as :func:`streamdsl.ir.ops.type_rule`
 demands, stores/assignments/returns of the declared types), read-only-ness
-(parameters and loop variables) and structure (one final ``return``; calls
+(scalar parameters, loop variables and constant tensors) and structure (one final ``return``; calls
 match their callee).  The IR is fully explicit, so a pass that forgets a cast
 or leaks a loop variable out of its loop is caught here rather than in the
 simulator or the generated C++.
@@ -17,7 +17,7 @@ from ..errors import IRVerifyError, Loc
 from ..types import DType, IntType, TensorType, index, u1
 from .nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If,
-    Kernel, Load, Ref, Return, Select, Stmt, Store, UnaryOp, Var,
+    Kernel, Load, Ref, Return, Select, Stmt, Store, UnaryOp, Var, written_params,
 )
 from .ops import BINARY, CALLS, OPS, UNARY, type_rule
 from .printer import kernel_order, print_expr, print_type, stmt_line
@@ -34,7 +34,7 @@ def verify(kernel: Kernel) -> Kernel:
 @dataclass(frozen=True)
 class _Sym:
     type: TensorType | DType
-    kind: str  # param | alloc | let | loop | out
+    kind: str  # param | alloc | rom | let | loop | out
 
 
 def _n(n: int, word: str, plural: str | None = None) -> str:
@@ -117,7 +117,10 @@ class _Verifier:
                 self.fail(f"alloc '{s.name}' needs a tensor type, got {s.type!r}", s)
             if s.init is not None:
                 self.expect(self.expr(s.init), s.type.dtype, f"initial value of '{s.name}'", s.init)
-            self.define(s.name, s.type, "alloc", s)
+            rom = s.attrs.get("rom")
+            if rom is not None:
+                self.rom(s, rom)
+            self.define(s.name, s.type, "rom" if rom is not None else "alloc", s)
         elif isinstance(s, Decl):
             if not isinstance(s.dtype, DType):
                 self.fail(f"let '{s.name}' needs a scalar dtype, got {s.dtype!r}", s)
@@ -136,9 +139,9 @@ class _Verifier:
             sym = self.lookup(s.name, s)
             if sym.kind == "loop":
                 self.fail(f"loop variable '{s.name}' cannot be stored to", s)
-            if sym.kind == "param" and isinstance(sym.type, TensorType):
-                self.fail(f"parameter '{s.name}' is read-only; kernels write only to local tensors", s,
-                          hint="alloc a local tensor and return it")
+            if sym.kind == "rom":
+                self.fail(f"'{s.name}' is a constant tensor (a ROM); it cannot be stored to", s,
+                          hint="copy it into a local tensor first")
             typ = self.tensor(s.name, s)
             self.indices(s.name, typ, s.indices, s)
             self.expect(self.expr(s.value), typ.dtype, f"value stored to '{s.name}'", s.value)
@@ -165,6 +168,19 @@ class _Verifier:
         else:
             self.fail(f"not an IR statement: {s!r}", s)
 
+    def rom(self, s: Alloc, values) -> None:
+        """A constant tensor: one value of its dtype per element, row-major."""
+        if s.init is not None:
+            self.fail(f"constant tensor '{s.name}' also has an initial value", s)
+        if not isinstance(values, tuple) or len(values) != s.type.size:
+            self.fail(f"constant tensor '{s.name}' needs {s.type.size} values, got "
+                      f"{len(values) if isinstance(values, tuple) else type(values).__name__}", s)
+        dt = s.type.dtype
+        for v in values:
+            ok = type(v) is int and dt.min <= v <= dt.max if isinstance(dt, IntType) else type(v) is float
+            if not ok:
+                self.fail(f"constant tensor '{s.name}' holds {v!r}, not a value of {dt}", s)
+
     def call(self, s: CallKernel) -> None:
         callee = next((c for c in self.k.callees if c.name == s.callee), None)
         if callee is None:
@@ -172,8 +188,12 @@ class _Verifier:
                       hint="Kernel.callees must hold every kernel that the body calls")
         if len(s.args) != len(callee.params):
             self.fail(f"kernel '{s.callee}' takes {_n(len(callee.params), 'argument')}, got {len(s.args)}", s)
+        written = written_params(callee)
         for i, (p, a) in enumerate(zip(callee.params, s.args)):
             self.value_of_type(a, p.type, f"argument {i + 1} of '{s.callee}' ({p.name})")
+            if p.name in written and self.lookup(a.name, a).kind == "rom":
+                self.fail(f"'{s.callee}' writes its parameter '{p.name}', but '{a.name}' is a constant tensor", s,
+                          hint="pass a local copy")
         if len(s.outs) != len(callee.results):
             self.fail(f"kernel '{s.callee}' returns {_n(len(callee.results), 'value')}, but the call has {_n(len(s.outs), 'output')}", s)
         for o, t in zip(s.outs, callee.results):

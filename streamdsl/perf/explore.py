@@ -65,7 +65,7 @@ from ..progress import bar
 from ..ir.bounds import loop_trips
 from ..ir.loops import loops_with_parents, trip_count
 from ..ir.memo import IdentityMemo
-from ..ir.deps import affine, bind_class, carried_accumulations, is_var_mul
+from ..ir.deps import affine, bind_class, carried_accumulations, classify, is_var_mul
 from ..dfg.layout import dtype_bits
 from ..ir.nodes import Alloc, CallKernel, Const, For, If, Load, Store, walk
 from ..types import FloatType
@@ -103,10 +103,10 @@ def pipeline_innermost(s: Schedule, ii: int = 1) -> None:
                 and not any("pipeline" in p.attrs for p in parents):
             p = _pipeline_parent(lp, parents)
             if p is not None:
-                s.pipeline(s.loop(p.var), ii=ii)
+                s.pipeline(s.loop(p), ii=ii)
                 _partition_for(s, lp, trip_count(lp))
             else:
-                s.pipeline(s.loop(lp.var), ii=ii)
+                s.pipeline(s.loop(lp), ii=ii)
 
 
 def _pipeline_parent(lp: For, parents) -> For | None:
@@ -137,7 +137,7 @@ def reorder_for_streams(s: Schedule) -> int:
         if to is None or ti is None or ti <= to or "pipeline" in inner.attrs:
             continue
         try:
-            s.reorder(s.loop(inner.var), s.loop(st.var))
+            s.reorder(s.loop(inner), s.loop(st))
             done += 1
         except ScheduleError:
             pass
@@ -194,12 +194,10 @@ def unroll_parallel(s: Schedule, u: int) -> int:
                 # v lanes over 4v partials (or 2v, v where the trips allow): a partial comes round every 4th
                 # iteration, the fadd latency, so v adders retire v elements a cycle
                 f = next(f for f in (4 * v, 2 * v, v) if n % f == 0)
-                try:
-                    s.rfactor(s.loop(lp.var), f, lanes=v)
-                except ScheduleError:
+                if not _rfactor_sum(s, lp, f, lanes=v):
                     continue
             else:
-                outer, inner = s.split(s.loop(lp.var), v)
+                outer, inner = s.split(s.loop(lp), v)
                 s.unroll(inner)
                 if v == n:  # every trip is a lane already: lanes of the loop around it move inside the pipeline
                     v *= _lanes_from_parent(s, lp, parents, outer, u_n // (v * _lanes_inside(lp)))
@@ -222,8 +220,8 @@ def _lanes_from_parent(s: Schedule, lp: For, parents, piped, want: int) -> int:
     if f < 2:
         return 1
     try:
-        _, p_in = s.split(s.loop(p.var), f)
-        s.reorder(s.loop(piped.var), p_in)
+        _, p_in = s.split(s.loop(p), f)
+        s.reorder(s.loop(piped), p_in)
     except ScheduleError:
         return 1
     _partition_for(s, p, f)
@@ -297,22 +295,50 @@ def inline_calls(s: Schedule) -> None:
 
 
 def fuse_row_loops(s: Schedule) -> int:
-    """Fuse each top-level loop into the next one when ``compute_at`` allows it (the same rows, each read by
-    the iteration that wrote it): the kernel then finishes row 0 before it needs row 1, so a streamed layer
-    overlaps its kernels row by row.  Returns the fusions made."""
+    """Fuse each top-level loop into the next one (``compute_at``) when they walk the same rows, each row read by
+    the iteration that wrote it (:func:`_same_rows`): the kernel then finishes row 0 before it needs row 1, so a
+    streamed layer overlaps its kernels row by row.  Returns the fusions made."""
     done = 0
     i = 0
     while i + 1 < len(s.ir.body):
         a, b = s.ir.body[i], s.ir.body[i + 1]
-        if isinstance(a, For) and isinstance(b, For):
+        if isinstance(a, For) and isinstance(b, For) and _same_rows(a, b):
             try:
-                s.compute_at(s.loop(a.var), s.loop(b.var))
+                s.compute_at(s.loop(a), s.loop(b))
                 done += 1
                 continue  # the fused loop now sits at i - 1 + 1: try it with the next one
             except ScheduleError:
                 pass
         i += 1
     return done
+
+
+def _same_rows(a: For, b: For) -> bool:
+    """Whether loop ``b`` runs over the rows loop ``a`` produces, each iteration of ``b`` reading only what the same
+    iteration of ``a`` wrote: ``a`` carries nothing (``classify``), ``b`` writes nothing ``a`` reads, and every
+    read in ``b`` of what ``a`` writes indexes one dimension by the same affine function of the loop variable.
+    The explorer's policy; ``compute_at`` itself allows any legal fusion."""
+    if (a.start, a.stop, a.step) != (b.start, b.stop, b.step) or classify(a).kind != "parallel":
+        return False
+    written = {n.name: n for st in a.body for n in walk(st) if isinstance(n, Store)}
+    read = {n.name for st in a.body for n in walk(st) if isinstance(n, Load)}
+    for n in (n for st in b.body for n in walk(st)):
+        if isinstance(n, Store) and n.name in read:
+            return False
+        if isinstance(n, Load) and n.name in written and not _row_of(written[n.name].indices, n.indices, a.var, b.var):
+            return False
+    return True
+
+
+def _row_of(widx, ridx, av: str, bv: str) -> bool:
+    for w, r in zip(widx, ridx):
+        fw, fr = affine(w), affine(r)
+        if fw is None or fr is None:
+            continue
+        if fw.get(av, 0) != 0 and fw.get(av) == fr.get(bv) and \
+                {k: c for k, c in fw.items() if k != av} == {k: c for k, c in fr.items() if k != bv}:
+            return True
+    return False
 
 
 def bind_narrow_muls(s: Schedule) -> int:
@@ -342,12 +368,23 @@ def split_sums(s: Schedule) -> int:
         if f is None or "pipeline" in lp.attrs or _has_loop(lp.body) or not _float_recurrence(lp) \
                 or not any("pipeline" in p.attrs for p in parents):
             continue
-        try:
-            s.rfactor(s.loop(lp.var), f)
+        if _rfactor_sum(s, lp, f):  # refused when not a plain sum (its partial result read inside)
             done += 1
-        except ScheduleError:
-            pass  # not a plain sum (its partial result read inside): the chain stays
     return done
+
+
+def _rfactor_sum(s: Schedule, lp: For, factor: int, lanes: int | None = None) -> bool:
+    """``rfactor`` a loop's float sums, consenting to their reassociation (``s.reassociate``) for it alone: both
+    steps or neither (a refused rfactor leaves no consent behind)."""
+    ir, steps = s.ir, len(s.trace.steps)
+    try:
+        s.reassociate(s.loop(lp))
+        s.rfactor(s.loop(lp), factor, **({} if lanes is None else {"lanes": lanes}))
+        return True
+    except ScheduleError:
+        s.ir = ir
+        del s.trace.steps[steps:]
+        return False
 
 
 def _bind_pipelines(s: Schedule, op: str, impl: str, wanted) -> int:
@@ -357,7 +394,7 @@ def _bind_pipelines(s: Schedule, op: str, impl: str, wanted) -> int:
     for lp, _ in list(loops_with_parents(s.ir.body)):
         if "pipeline" in lp.attrs and "bind_" + op not in lp.attrs and any(
                 wanted(n) for b in lp.body for n in walk(b)):
-            s.bind_op(s.loop(lp.var), op, impl)
+            s.bind_op(s.loop(lp), op, impl)
             done += 1
     return done
 

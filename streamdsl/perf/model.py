@@ -561,7 +561,8 @@ def design_assumptions(p: DesignPerf, bits: dict | None) -> list[str]:
         "channels' rate (the m_axi burst buffer keeps them busy), at most a token a cycle",
         "channels per region: the smallest DMAs (together at most an average channel's bytes) share one unless "
         "their share would make one late for its kernel, the others take channels to make the latest DMA the "
-        f"least late, then the longest the shortest (allocate_channels; this design: {p.channels_used} of "
+        "least late, then the longest the shortest, these last kept only where they pay: the design's analytic "
+        f"latency over 2 % longer without them (allocate_channels; this design: {p.channels_used} of "
         f"{mem.channels})",
         f"buffers: <= {LUTRAM_MAX_BYTES} B LUTRAM (64 bits/LUT), <= {BRAM_MAX_BYTES // 1024} KiB BRAM18K, larger "
         "URAM; kernels' local arrays as the cost model binds them",

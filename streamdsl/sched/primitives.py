@@ -8,13 +8,14 @@ located :class:`streamdsl.ScheduleError` that shows the offending loop.
 from __future__ import annotations
 
 from ..ir import build as B
-from ..ir.deps import BIND_IMPL, BIND_WHAT, accumulation, affine, bind_class, classify, names_in
+from ..ir.depend import reorder_violation
+from ..ir.deps import BIND_IMPL, BIND_WHAT, accumulation, affine, bind_class, names_in
 from ..ir.nodes import (
     Alloc, Assign, Attrs, CallKernel, Const, Decl, For, If, Kernel, Load, Ref, Return, Store, TensorType, Var, walk,
 )
 from ..ir.loops import trip_count
 from ..ir.printer import print_expr
-from ..types import index
+from ..types import FloatType, index
 from .rewrite import (
     all_names, find_loop, fresh, get, loops_with_paths, map_allocs, map_expr, map_stmt_exprs, map_stmts, put, replace,
     substitute, unique_loop_vars,
@@ -90,6 +91,29 @@ def split(k: Kernel, var: str, factor: int, tail: str = "guard") -> tuple[Kernel
     return replace(k, body=put(k.body, path, outer_loop)), outer, inner
 
 
+def sink_guards(loop: For) -> For:
+    """``loop`` with each ``if`` that is a loop's whole body and holds one loop moved inside that loop
+    (``for a: if g: for b: S`` -> ``for a: for b: if g: S``, ``g`` not using ``b``): the same iterations run
+    ``S``, and a ragged split's guard no longer breaks the perfect nest that reorder, fuse and tile need."""
+    body = loop.body
+    if len(body) == 1 and isinstance(body[0], If) and not body[0].orelse and len(body[0].then) == 1 \
+            and isinstance(body[0].then[0], For) and body[0].then[0].var not in names_in(body[0].cond):
+        guard, inner = body[0], body[0].then[0]
+        body = (replace(inner, body=(replace(guard, then=inner.body),)),)
+    if len(body) == 1 and isinstance(body[0], For):
+        body = (sink_guards(body[0]),)
+    return replace(loop, body=body)
+
+
+def _perfect(k: Kernel, vars_) -> Kernel:
+    """``k`` with the guards of the nest holding ``vars_`` sunk below its loops (:func:`sink_guards`)."""
+    paths = [find_loop(k, v) for v in vars_]
+    if any(p is None for p in paths):
+        return k
+    top, loop = min(paths, key=lambda p: len(p[0]))
+    return replace(k, body=put(k.body, top, sink_guards(loop)))
+
+
 def band(k: Kernel, vars_: tuple[str, ...]) -> tuple[tuple, list[For]]:
     """The perfect nest containing ``vars_``: (path of its top loop, the loops top-down)."""
     paths = {v: _loop(k, v)[0] for v in vars_}
@@ -114,16 +138,17 @@ def band(k: Kernel, vars_: tuple[str, ...]) -> tuple[tuple, list[For]]:
 def reorder(k: Kernel, vars_: tuple[str, ...]) -> Kernel:
     """Permute loops of a perfect nest into the order given (outermost first).
 
-    Legal when at most one of the loops whose relative order changes (every
-    loop of the nest between the first and the last moved slot) carries a
-    dependence: every other one is parallel (no dependence crosses its
-    iterations, whatever the moved loops do, see :func:`_carries`), so the
-    order of the dependent updates is unchanged.
+    Legal when every dependence keeps its direction (:func:`streamdsl.ir.depend.reorder_violation`: exact
+    direction vectors over the nest, split loops' ``outer * f + inner`` included); a reduction may change
+    order when its sum may be reassociated (integers, ``max``/``min``; float sums inside a loop marked by
+    ``reassociate``).  A quick sufficient test runs first: at most one of the loops whose relative order
+    changes carries any dependence (:func:`_carries`), so no dependent pair changes order.
     """
     if len(set(vars_)) != len(vars_):
         twice = next(v for v in vars_ if vars_.count(v) > 1)
         raise Refusal(f"reorder lists loop '{twice}' twice", hint="name each loop once",
                       loop=twice if find_loop(k, twice) else None)
+    k = _perfect(k, vars_)
     top, loops = band(k, vars_)
     names = [lp.var for lp in loops]
     positions = [names.index(v) for v in vars_]
@@ -142,14 +167,33 @@ def reorder(k: Kernel, vars_: tuple[str, ...]) -> Kernel:
                               hint="triangular loops cannot be interchanged")
     carrying = [lp.var for lp in affected if _carries(lp, {o.var: o for o in affected if o is not lp})]
     if len(carrying) > 1:
-        raise Refusal(f"reorder cannot prove it keeps dependences: loops {', '.join(repr(v) for v in carrying)} may carry "
-                      "values from one iteration to the next", loop=carrying[0],
-                      hint="only loops without a loop-carried dependence can move past each other")
+        bad = reorder_violation(k, loops, [lp.var for lp in new_order])
+        if bad is not None:
+            raise _dependence_refusal("reorder", bad)
     inner_body = loops[-1].body
     rebuilt = inner_body
     for lp in reversed(new_order):
         rebuilt = (replace(lp, body=rebuilt),)
     return replace(k, body=put(k.body, top, rebuilt[0]))
+
+
+def _dependence_refusal(what: str, bad) -> Refusal:
+    """The refusal of a transformation that would reverse dependence ``bad`` (a :class:`Violation`)."""
+    carrier = next((v for v, d in zip(bad.loops, bad.direction) if d), bad.loops[0] if bad.loops else None)
+    hint = ("the float sum would change order: s.reassociate(loop) allows it (the result then differs by "
+            "rounding)" if bad.float_sum else "only loops without a loop-carried dependence can move past each other")
+    return Refusal(f"{what} would reverse a dependence: {bad.describe()}", hint=hint, loop=carrier)
+
+
+def reassociate(k: Kernel, var: str) -> Kernel:
+    """Let the float sums and products accumulated inside loop ``var`` be reassociated (attr ``reassociate``).
+
+    Integer, fixed-point and max/min reductions may always run in another order (they are exact in any order);
+    a float sum changes by rounding when it does, so ``reorder``, ``compute_at`` and ``rfactor`` keep its order
+    unless the user opts in here, as Vitis keeps float operations in order without ``-unsafe_math_optimizations``.
+    """
+    _loop(k, var)
+    return set_loop_attr(k, var, "reassociate", True)
 
 
 def _carries(loop: For, moving: dict[str, For]) -> bool:
@@ -208,6 +252,7 @@ def fuse(k: Kernel, vars_: tuple[str, ...]) -> tuple[Kernel, str]:
     if len(vars_) < 2:
         raise Refusal("fuse needs at least two loops", hint="s.fuse(i, j)",
                       loop=vars_[0] if vars_ and find_loop(k, vars_[0]) else None)
+    k = _perfect(k, vars_)
     top, loops = band(k, vars_)
     names = [lp.var for lp in loops]
     pos = [names.index(v) for v in vars_]
@@ -388,133 +433,6 @@ def bind(k: Kernel, name: str, storage: str) -> Kernel:
     return _update_buffer(k, name, "bind", storage)
 
 
-def buffer_at(k: Kernel, name: str, var: str) -> tuple[Kernel, str]:
-    """Give each iteration of loop ``var`` a local copy of the part of ``name`` it touches.
-
-    Before::                                  After ``buffer_at(C, i)``::
-
-        for i in range(M) {                       for i in range(M) {
-          for j in range(N) {                       alloc C_buf: f32[N]
-            for k in range(K) {                     for j: C_buf[j] = C[i, j]
-              C[i, j] = C[i, j] + ...               for j { for k { C_buf[j] = C_buf[j] + ... } }
-                                                    for j: C[i, j] = C_buf[j]
-
-    Legal when, inside the loop, every access of ``name`` indexes the same
-    dimensions with the same loop-invariant expressions; the other dimensions
-    become the buffer's.  ``bind`` and ``partition`` then apply to the buffer.
-    """
-
-    path, loop = _loop(k, var)
-    buf = _buffer(k, name)
-    if not isinstance(buf.type, TensorType):
-        raise Refusal(f"'{name}' is a scalar, not a buffer")
-    if isinstance(buf, Alloc) and any(n is buf for s in loop.body for n in walk(s)):
-        raise Refusal(f"'{name}' is allocated inside loop '{var}' already", loop=var)
-    accesses = [n for s in loop.body for n in walk(s) if isinstance(n, (Load, Store)) and n.name == name]
-    if not accesses:
-        raise Refusal(f"loop '{var}' does not access '{name}'", loop=var, hint="pick the loop that computes it")
-    inner = {n.var for s in loop.body for n in walk(s) if isinstance(n, For)}
-
-    rank = buf.type.rank
-    fixed = []
-    for d in range(rank):
-        exprs = {a.indices[d] for a in accesses}
-        if len(exprs) == 1 and not (names_in(next(iter(exprs))) & inner):
-            fixed.append(d)
-    free = [d for d in range(rank) if d not in fixed]
-    if not fixed:
-        raise Refusal(f"every access of '{name}' in loop '{var}' spans all of it; a local buffer would be a copy",
-                      loop=var, hint="buffer at an inner loop, or bind the buffer itself")
-    taken = all_names(k)
-    local = fresh(taken, f"{name}_buf")
-    shape = tuple(buf.type.shape[d] for d in free) or (1,)
-    ltype = TensorType(buf.type.dtype, shape)
-    fix_idx = {d: accesses[0].indices[d] for d in fixed}
-
-    def local_idx(indices):
-        return tuple(indices[d] for d in free) or (B.const(0, index),)
-
-    def rw(e):
-        if isinstance(e, Load) and e.name == name:
-            return Load(local, local_idx(e.indices), e.dtype, e.loc)
-        return None
-
-    def to_local(s):
-        if isinstance(s, Store) and s.name == name:
-            return Store(local, local_idx(s.indices), s.value, s.loc)
-        return None
-
-    body = map_stmts(tuple(map_stmt_exprs(s, rw) for s in loop.body), to_local)
-
-    def copy_nest(vars_: list[str], into_local: bool) -> For:
-        """Loops over the free dims moving the buffered part between ``name`` and the local."""
-        it = iter(vars_)
-        full_idx = tuple(fix_idx[d] if d in fixed else Var(next(it), index) for d in range(rank))
-        lidx = tuple(Var(v, index) for v in vars_) or (B.const(0, index),)
-        dt = buf.type.dtype
-        st = Store(local, lidx, Load(name, full_idx, dt)) if into_local else Store(name, full_idx, Load(local, lidx, dt))
-        for v, d in reversed(list(zip(vars_, free))):
-            st = For(v, B.const(0, index), B.const(buf.type.shape[d], index), 1, (st,), Attrs(), loop.loc)
-        return st
-
-    copy_vars = [fresh(taken | {local}, f"{local}_{n}") for n in range(len(free))]
-    back_vars = [fresh(taken | {local} | set(copy_vars), f"{local}_w{n}") for n in range(len(free))]
-    new_body = (Alloc(local, ltype, None, Attrs(), loop.loc), copy_nest(copy_vars, True), *body)
-    if isinstance(buf, Alloc):  # a parameter is read-only: nothing to write back
-        new_body = new_body + (copy_nest(back_vars, False),)
-    new_loop = replace(loop, body=new_body)
-    return replace(k, body=put(k.body, path, new_loop)), local
-
-
-def compute_at(k: Kernel, producer: str, consumer: str) -> Kernel:
-    """Fuse a producer loop into the consumer loop that follows it (classic loop fusion).
-
-    ``for i: B[i] = f(A[i])`` then ``for i2: C[i2] = g(B[i2])`` becomes
-    ``for i2: { B[i2] = f(A[i2]); C[i2] = g(B[i2]) }``.  Legal when both loops
-    have the same bounds, run next to each other, the producer loop is
-    parallel, and every iteration of the consumer reads only what the same
-    iteration of the producer wrote (and writes nothing the producer reads).
-    """
-
-    ppath, ploop = _loop(k, producer)
-    cpath, cloop = _loop(k, consumer)
-    if ppath[:-1] != cpath[:-1] or cpath[-1] != ppath[-1] + 1:
-        raise Refusal(f"loop '{producer}' must come right before loop '{consumer}' in the same block", loop=producer,
-                      hint="compute_at fuses adjacent sibling loops")
-    if (ploop.start, ploop.stop, ploop.step) != (cloop.start, cloop.stop, cloop.step):
-        raise Refusal(f"loops '{producer}' and '{consumer}' have different bounds", loop=consumer,
-                      hint="split one of them so the trip counts match")
-    if classify(ploop).kind != "parallel":
-        raise Refusal(f"loop '{producer}' carries a dependence between iterations", loop=producer)
-    written = {n.name: n for s in ploop.body for n in walk(s) if isinstance(n, Store)}
-    read_by_producer = {n.name for s in ploop.body for n in walk(s) if isinstance(n, Load)}
-    for s in cloop.body:
-        for n in walk(s):
-            if isinstance(n, Store) and n.name in read_by_producer:
-                raise Refusal(f"loop '{consumer}' writes '{n.name}', which loop '{producer}' reads", loop=consumer)
-            if isinstance(n, Load) and n.name in written:
-                w = written[n.name]
-                if not _same_iteration(w.indices, n.indices, producer, consumer):
-                    raise Refusal(f"loop '{consumer}' reads '{n.name}' at elements another iteration of "
-                                  f"'{producer}' writes", loop=consumer,
-                                  hint="compute_at needs the consumer to read what the same iteration produced")
-    pbody = tuple(substitute(s, producer, Var(consumer, index)) for s in ploop.body)
-    fused = replace(cloop, body=pbody + cloop.body)
-    body = put(k.body, cpath, fused)
-    return replace(k, body=put(body, ppath, ()))
-
-
-def _same_iteration(widx, ridx, pv, cv) -> bool:
-    for w, r in zip(widx, ridx):
-        fw, fr = affine(w), affine(r)
-        if fw is None or fr is None:
-            continue
-        if fw.get(pv, 0) != 0 and fw.get(pv) == fr.get(cv) and \
-                {k: c for k, c in fw.items() if k != pv} == {k: c for k, c in fr.items() if k != cv}:
-            return True
-    return False
-
-
 RFACTOR_OPS = ("add", "max", "min")
 
 
@@ -597,6 +515,12 @@ def rfactor(k: Kernel, var: str, factor: int, lanes: int | None = None) -> tuple
             if (own and uses.count(s.name) != 1) or (not own and uses) or (own and set(uses) - {s.name}):
                 raise Refusal(f"loop '{var}' reads accumulator '{(uses or [s.name])[0]}' outside its accumulation",
                               loop=var, hint="only loops whose partial results are not used inside can be split")
+    permitted = any("reassociate" in lp.attrs for p, lp in loops_with_paths(k.body) if path[:len(p)] == p)
+    for a, op in accs.items():
+        if op == "add" and isinstance(decls[a], FloatType) and not permitted:
+            raise Refusal(f"rfactor would reassociate the float sum '{a}' of loop '{var}'", loop=var,
+                          hint=f"a float sum changes by rounding in another order; s.reassociate(s.loop({var!r})) "
+                               "allows it")
     taken = all_names(k)
     outer = fresh(taken, f"{var}_o")
     lane = fresh(taken | {outer}, f"{var}_i")

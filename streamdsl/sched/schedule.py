@@ -14,6 +14,8 @@ from .. import registry
 from ..errors import ScheduleError, StreamDSLError, caller_loc, user_facing, user_facing_methods
 from ..ir.nodes import Kernel
 from . import primitives as P
+from .fusion import compute_at
+from .reuse import buffer_at, reuse_at
 from .rewrite import loops_with_paths, unique_loop_vars
 
 
@@ -29,7 +31,14 @@ class LoopRef:
     var: str
 
     def __repr__(self) -> str:
+        named = self.schedule._user_loops.get(self.var)
+        if named is not None and named[0] != self.var:  # a second loop of one name, renamed apart
+            return f"<loop {self.var}: the {_ordinal(named[1] + 1)} loop '{named[0]}' (line {named[2]})>"
         return f"<loop {self.var}>"
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 @dataclass(frozen=True)
@@ -70,9 +79,14 @@ class Step:
                     tuple(outs))
 
 
-# What a trace may replay: the primitives Schedule records (each calls _apply with its name).
-PRIMITIVES = frozenset({"split", "inline", "rfactor", "reorder", "fuse", "pipeline", "unroll", "partition",
-                        "buffer_at", "compute_at", "bind", "bind_op"})
+# What a trace may replay: the Schedule methods marked @primitive, each recording its steps under its own name.
+PRIMITIVES: set[str] = set()
+
+
+def primitive(method):
+    """Mark a Schedule method as a primitive: its recorded steps replay (and only such steps do)."""
+    PRIMITIVES.add(method.__name__)
+    return method
 
 
 class TraceError(ScheduleError):
@@ -114,12 +128,13 @@ class Trace:
     def __init__(self, kernel_name: str, steps: tuple[Step, ...] = ()):
         self.kernel_name = kernel_name
         self.steps = list(steps)
+        self.aliases: dict[str, tuple[str, int]] = {}  # a loop sharing its name with another: var -> (name, which)
 
     def __str__(self) -> str:
         lines = [f"s = sd.schedule({self.kernel_name})"]
         bound: set[str] = set()
         for st in self.steps:
-            lines.append(step_line(st, "s", bound))
+            lines.append(step_line(st, "s", bound, self.aliases))
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -159,12 +174,17 @@ class Trace:
         return s
 
 
-def step_line(st: Step, var: str, bound: set[str] | None) -> str:
+def step_line(st: Step, var: str, bound: set[str] | None, aliases: dict | None = None) -> str:
     """One recorded step as a line of Python on schedule variable ``var``; ``bound``: the loop names already
-    assigned to Python variables by earlier lines (updated), or None to assign none and name every loop."""
+    assigned to Python variables by earlier lines (updated), or None to assign none and name every loop;
+    ``aliases``: loops that share their name with another, as (name, which) (``s.loop("h", 1)``)."""
     def ref(a):
         if isinstance(a, tuple) and len(a) == 2 and a[0] == "loop":
-            return a[1] if bound is not None and a[1] in bound else f'{var}.loop("{a[1]}")'
+            if bound is not None and a[1] in bound:
+                return a[1]
+            if aliases and a[1] in aliases:
+                return f'{var}.loop("{aliases[a[1]][0]}", {aliases[a[1]][1]})'
+            return f'{var}.loop("{a[1]}")'
         if isinstance(a, tuple) and len(a) == 2 and a[0] == "buffer":
             return f'{var}.buffer("{a[1]}")'
         return repr(a)
@@ -208,17 +228,41 @@ class Schedule:
         self.ir: Kernel = unique_loop_vars(ir)
         self.trace = Trace(ir.name)
         self._deferred = False  # inside batch(): the IR is verified once, at the end
+        # loops the user gave one name: var -> (their name, which of them in program order, line)
+        self._user_loops: dict[str, tuple[str, int, int | None]] = {}
+        count: dict[str, int] = {}
+        for (_p, before), (_q, after) in zip(loops_with_paths(ir.body), loops_with_paths(self.ir.body)):
+            n = count[before.var] = count.get(before.var, -1) + 1
+            self._user_loops[after.var] = (before.var, n, before.loc.line if before.loc else None)
+        self.trace.aliases = {v: (name, n) for v, (name, n, _line) in self._user_loops.items() if count[name] > 0}
 
     # ------------------------------------------------------------- handles
     def loops(self) -> list[LoopRef]:
         """Every loop, in nest order (outermost first, then program order)."""
         return [LoopRef(self, lp.var) for _p, lp in loops_with_paths(self.ir.body)]
 
-    def loop(self, name: str) -> LoopRef:
-        if not any(lp.var == name for _p, lp in loops_with_paths(self.ir.body)):
-            names = ", ".join(lp.var for _p, lp in loops_with_paths(self.ir.body)) or "none"
+    def loop(self, name, which: int | None = None) -> LoopRef:
+        """The loop ``name``; when the kernel has several loops of that name, ``which`` (0, 1, ... in program
+        order) picks one (each also has a handle of its own, ``h1``, shown by ``s.loops()``).  Code that walks
+        the IR passes the loop's node (or a handle) instead of a name."""
+        live = [lp.var for _p, lp in loops_with_paths(self.ir.body)]
+        if not isinstance(name, str) and isinstance(getattr(name, "var", None), str) and name.var in live:
+            return LoopRef(self, name.var)
+        same = [v for v in live if self._user_loops.get(v, (None,))[0] == name]
+        if which is not None:
+            match = [v for v in same if self._user_loops[v][1] == which]
+            if not match:
+                raise ScheduleError(f"loop: kernel '{self.ir.name}' has no loop '{name}' number {which!r}",
+                                    _caller_loc(), hint=f"it has {len(same)} loop(s) named '{name}', numbered from 0")
+            return LoopRef(self, match[0])
+        if len(same) > 1:
+            places = ", ".join(f"s.loop({name!r}, {self._user_loops[v][1]}) (line {self._user_loops[v][2]}, "
+                               f"handle {v})" for v in same)
+            raise ScheduleError(f"loop: kernel '{self.ir.name}' has {len(same)} loops named '{name}'",
+                                _caller_loc(), hint=f"pick one: {places}")
+        if name not in live:
             raise ScheduleError(f"loop: kernel '{self.ir.name}' has no loop '{name}'", _caller_loc(),
-                                hint=f"its loops are: {names}")
+                                hint=f"its loops are: {', '.join(live) or 'none'}")
         return LoopRef(self, name)
 
     def buffer(self, name: str) -> BufferRef:
@@ -236,6 +280,7 @@ class Schedule:
         return a
 
     # ----------------------------------------------------------- primitives
+    @primitive
     def split(self, loop, factor, tail="guard"):
         """Split ``loop`` by ``factor`` into (outer, inner); see :func:`primitives.split`.
 
@@ -261,11 +306,13 @@ class Schedule:
             raise
         return o1, o2, i1, i2
 
+    @primitive
     def inline(self, callee):
         """Inline every call to the kernel named ``callee`` (or given as a kernel); see :func:`primitives.inline`."""
         name = callee if isinstance(callee, str) else getattr(getattr(callee, "ir", callee), "name", callee)
         self._apply("inline", P.inline, (name,), {}, plain=(0,))
 
+    @primitive
     def rfactor(self, loop, factor, lanes=None):
         """Split the scalar sums/max/min of ``loop`` over ``factor`` partial accumulators, ``lanes`` of them
         (default all) updated per pipeline iteration; see :func:`primitives.rfactor`.  Returns (outer loop,
@@ -274,38 +321,66 @@ class Schedule:
         _k, o, i, buf = self._apply("rfactor", P.rfactor, (loop, factor), kw, plain=(1,))
         return LoopRef(self, o), LoopRef(self, i), BufferRef(self, buf)
 
+    @primitive
     def reorder(self, *loops):
         self._apply("reorder", lambda k, *vs: P.reorder(k, vs), loops, {})
 
+    @primitive
     def fuse(self, *loops):
         _k, name = self._apply("fuse", lambda k, *vs: P.fuse(k, vs), loops, {})
         return LoopRef(self, name)
 
+    @primitive
     def pipeline(self, loop, ii=1):
         self._apply("pipeline", P.pipeline, (loop,), {"ii": ii})
 
+    @primitive
     def unroll(self, loop, factor=None):
         self._apply("unroll", P.unroll, (loop,), {"factor": factor})
 
-    def partition(self, buf, dim=0, kind="cyclic", factor=None):
+    @primitive
+    def partition(self, buf, dim=0, kind=None, factor=None):
+        """``#pragma HLS array_partition``: ``dim=0`` every dimension; ``kind`` complete (the default, as in Vitis,
+        when no factor is given), cyclic (the default with a factor) or block."""
+        kind = kind if kind is not None else "complete" if factor is None else "cyclic"
         self._apply("partition", P.partition, (buf,), {"dim": dim, "kind": kind, "factor": factor})
 
+    @primitive
     def buffer_at(self, buf, loop):
-        """A local buffer for the part of ``buf`` one iteration of ``loop`` touches; returns it."""
-        _k, name = self._apply("buffer_at", P.buffer_at, (buf, loop), {})
+        """A local buffer for the window of ``buf`` one iteration of ``loop`` touches; returns it
+        (:func:`reuse.buffer_at`)."""
+        _k, name = self._apply("buffer_at", buffer_at, (buf, loop), {})
         return BufferRef(self, name)
 
-    def compute_at(self, producer_loop, consumer_loop):
-        """Fuse ``producer_loop`` into ``consumer_loop``; see :func:`primitives.compute_at`."""
-        self._apply("compute_at", P.compute_at, (producer_loop, consumer_loop), {})
+    @primitive
+    def reuse_at(self, buf, loop):
+        """A line or window buffer of ``buf`` at ``loop``: what the next iteration reads again stays on chip
+        (:func:`reuse.reuse_at`); returns the buffer (reuse it at an inner loop for a window)."""
+        _k, name = self._apply("reuse_at", reuse_at, (buf, loop), {})
+        return BufferRef(self, name)
 
+    @primitive
+    def compute_at(self, producer_loop, consumer_loop):
+        """Compute the producer nest inside the consumer nest at ``consumer_loop``, the loops down to both fused;
+        see :func:`fusion.compute_at`."""
+        self._apply("compute_at", compute_at, (producer_loop, consumer_loop), {})
+
+    @primitive
+    def reassociate(self, loop):
+        """Let the float sums inside ``loop`` be reordered (``reorder``, ``compute_at``, ``rfactor``); see
+        :func:`primitives.reassociate`."""
+        self._apply("reassociate", P.reassociate, (loop,), {})
+
+    @primitive
     def bind(self, buf, storage):
         self._apply("bind", P.bind, (buf, storage), {})
 
+    @primitive
     def interface(self, mode="ap_memory"):
         """The top function's array ports as ``ap_memory`` RAM ports or ``m_axi`` masters (the default)."""
         self._apply("interface", P.interface, (), {"mode": mode})
 
+    @primitive
     def bind_op(self, loop, op="mul", impl="dsp"):
         """The integer multiplies inside ``loop`` in DSPs (``impl="dsp"``) or LUTs (``"fabric"``)."""
         self._apply("bind_op", P.bind_op, (loop, op, impl), {}, plain=(1, 2))
@@ -327,6 +402,7 @@ class Schedule:
     # --------------------------------------------------------------- plumbing
     def _apply(self, name, fn, args, kwargs, plain=()):
         """Run primitive ``fn``; the arguments at positions ``plain`` are values, not handles."""
+        assert name in PRIMITIVES, f"{name}: a recorded step must be replayable (mark its method @primitive)"
         loc = _caller_loc()
         raw = [a if n in plain else self._unwrap(name, a, loc) for n, a in enumerate(args)]
         raw_kw = {k: self._unwrap(name, v, loc) if isinstance(v, (LoopRef, BufferRef)) else v
@@ -381,7 +457,8 @@ class Schedule:
         return (hint + "\n" if hint else "") + "     in the IR:\n" + "\n".join("       " + w for w in window)
 
     def build(self, target: str = "hls", output=None, board="u55c", overwrite: bool = False):
-        """Hand the scheduled IR to the backend registered as ``target`` (``"hls"``: a Vitis HLS project)."""
+        """Hand the scheduled IR to the backend registered as ``target``: ``"hls"`` a Vitis HLS project, ``"sim"``
+        the reference simulator running the scheduled kernel (``s.build("sim")(A, B)``, as ``s(A, B)`` does)."""
         loc = _caller_loc()
         try:
             impl = registry.lookup("build.kernel", target)
@@ -393,6 +470,11 @@ class Schedule:
             if err.loc is None:  # a project error (board, folder): point at the build call
                 err.loc = loc
             raise
+
+    @user_facing
+    def __call__(self, *args):
+        """Run the scheduled kernel on the reference simulator: ``s.build("sim")(*args)``."""
+        return registry.lookup("build.kernel", "sim")(self.ir).run(args, _caller_loc())
 
     def __str__(self) -> str:
         return str(self.ir)

@@ -61,14 +61,14 @@ def innermost(s):
 
 def sched_pipeline_innermost(s):
     lp = innermost(s)
-    s.pipeline(s.loop(lp.var), ii=1)
+    s.pipeline(s.loop(lp), ii=1)
 
 
 def sched_split_outer(s):
     top = next(lp for _p, lp in loops_with_paths(s.ir.body) if trip_count(lp) and trip_count(lp) >= 2)
     n = trip_count(top)
     factor = 3 if n % 3 else 2  # a non-divisor exercises the guarded tail
-    o, i = s.split(s.loop(top.var), factor if factor < n else 2)
+    o, i = s.split(s.loop(top), factor if factor < n else 2)
     s.pipeline(i)
 
 
@@ -80,9 +80,9 @@ def sched_partition_unroll(s):
     lp = innermost(s)
     n = trip_count(lp)
     if n and n >= 2:
-        s.unroll(s.loop(lp.var), 2)
+        s.unroll(s.loop(lp), 2)
     else:
-        s.unroll(s.loop(lp.var))
+        s.unroll(s.loop(lp))
 
 
 def sched_gemm_full(s):

@@ -173,7 +173,7 @@ def stencil(X: f32[8, 16]) -> f32[8, 16]:
 
 
 def stencil_schedule(s):
-    s.pipeline(s.loop("j"), ii=2)
+    s.pipeline(s.loop("j", 0), ii=2)  # the first of three loops named j (the others are handles j1, j2)
     s.unroll(s.loop("j1"))
     s.pipeline(s.loop("j2"))
     s.unroll(s.loop("j2"), 2)
@@ -221,7 +221,7 @@ def chain(alpha: f32, A: f32[8, 8], n: i32) -> (f32[8, 8], f32):
 
 
 def chain_schedule(s):
-    ij = s.fuse(s.loop("i"), s.loop("j"))
+    ij = s.fuse(s.loop("i", 0), s.loop("j"))
     s.pipeline(ij)
 
 
@@ -339,7 +339,7 @@ def narrow(X: i8[64], Y: u8[64], k: i16) -> (i8[64], i32, u8[8, 8]):
 @needs_gxx
 def test_csim_integer_kernel_is_bit_exact():
     s = sd.schedule(narrow)
-    o, i = s.split(s.loop("i"), 5)  # guarded tail
+    o, i = s.split(s.loop("i", 0), 5)  # guarded tail
     s.pipeline(i)
     s.fuse(s.loop("i1"), s.loop("j"))
     r = _rng(2)

@@ -22,6 +22,7 @@ from streamdsl import Fixed, Int, UFixed, UInt, bf16, f16, f32, f64, i32, i64, u
 from streamdsl.backend import native
 from streamdsl.backend.sim import simulate
 from streamdsl.errors import ShapeError
+from streamdsl.ir.nodes import written_params
 from streamdsl.types import FixedType, FloatType, IntType, TensorType
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,8 +42,6 @@ def _module(path: Path, name: str):
 def values(dt, shape, r: np.random.Generator) -> np.ndarray:
     """Inputs that reach the edges: the whole range of an integer type; floats with zeros, infinities, NaN."""
     if isinstance(dt, IntType):
-        if dt.bits == 1:  # a 1-bit argument is passed as bool/uint8 (numeric.accepts)
-            return r.integers(0, 2, shape).astype(np.uint8)
         if dt.bits == 64:
             raw = r.integers(0, 2**64, shape, dtype=np.uint64, endpoint=False)
             return raw.astype(dt.np) if not dt.signed else raw.view(np.int64)
@@ -95,11 +94,16 @@ def same(a, b) -> bool:
 
 
 def both(k, args):
-    """Run ``k`` interpreted and compiled; they must agree bit for bit, or raise the same located error."""
+    """Run ``k`` interpreted and compiled; they must agree bit for bit, or raise the same located error.
+
+    A kernel with in/out parameters runs on copies of their arrays, and its result is followed by them."""
+    written = set(written_params(k))
     results = []
     for mode in ("interp", "compiled"):
+        mine = [a.copy() if p.name in written else a for p, a in zip(k.params, args)]
         try:
-            results.append(("ok", simulate(k, *args, mode=mode)))
+            out = simulate(k, *mine, mode=mode)
+            results.append(("ok", (out, *(m for p, m in zip(k.params, mine) if p.name in written)) if written else out))
         except ShapeError as e:
             results.append(("error", (type(e), e.loc, str(e.message).split(" is out of bounds")[0][:6])))
     (ka, a), (kb, b) = results
@@ -153,6 +157,43 @@ def test_polybench(name, n, extra):
         np.testing.assert_array_equal(got, want)
     else:
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def _peers():
+    return _module(ROOT / "tests" / "peers" / "polybench.py", "_sd_native_peers_polybench")
+
+
+@pytest.mark.parametrize("name", sorted(_peers().KERNELS))
+def test_polybench_in_place(name):
+    """PolyBench's 30 kernels as PolyBench writes them, updating their arguments in place (in/out parameters),
+    at a quarter of SMALL: the arrays after the compiled run are the interpreter's, bit for bit."""
+    pb = _peers()
+    sizes = {key: max(4, v // 4) for key, v in pb.KERNELS[name].sizes.items()}
+    both(pb.kernel(name, sizes).ir, pb.inputs(name, sizes=sizes))
+
+
+def test_in_out_parameters_are_written_once_the_kernel_has_succeeded():
+    """The caller's array holds the kernel's updates after a compiled run (through a callee as well) and is
+    untouched when the kernel fails."""
+    @sd.kernel
+    def bump(A: i32[6], by: i32) -> None:
+        for i in range(6):
+            A[i] += by
+
+    @sd.kernel
+    def twice(A: i32[6], n: i32) -> None:
+        bump(A, 3)
+        for i in range(n):
+            A[i] = A[i] * 2  # out of bounds once n > 6
+
+    A = np.arange(6, dtype=np.int32)
+    simulate(twice.ir, A, 6, mode="compiled")
+    np.testing.assert_array_equal(A, (np.arange(6) + 3) * 2)
+    before = A.copy()
+    with pytest.raises(ShapeError):
+        simulate(twice.ir, A, 7, mode="compiled")
+    np.testing.assert_array_equal(A, before)
+    both(twice.ir, [A, 6])
 
 
 def _blocks():
@@ -283,7 +324,7 @@ def fixed(A: FX[32], B: FX[32], U: UFX[32]) -> (FX[32], FX[32], FX[32], UFX[32],
     for i in range(32):
         S[i] = A[i] + B[i]
         P[i] = A[i] * B[i]
-        Q[i] = A[i] / B[i]
+        Q[i] = A[i] - B[i] * A[i]
         V[i] = U[i] - U[31 - i]
         acc = acc + P[i]
         F[i] = sd.cast(acc, f32) + sd.exp(sd.cast(A[i], f32))
@@ -292,8 +333,59 @@ def fixed(A: FX[32], B: FX[32], U: UFX[32]) -> (FX[32], FX[32], FX[32], UFX[32],
 
 
 def test_fixed_point():
+    assert native.load(fixed.ir, may_compile=True) is not None  # compiled, not interpreted twice
     for seed in range(3):
         both(fixed.ir, random_args(fixed.ir, seed))
+
+
+RS = Fixed(16, 6, "rnd", "sat")
+
+
+@sd.kernel
+def fixed_division(A: FX[16], B: FX[16]) -> FX[16]:
+    Q: FX[16] = 0.0
+    for i in range(16):
+        Q[i] = A[i] / B[i]
+    return Q
+
+
+@sd.kernel
+def fixed_modes(A: FX[16], B: FX[16]) -> RS[16]:
+    R: RS[16] = 0.0
+    for i in range(16):
+        R[i] = A[i] * B[i]
+    return R
+
+
+@pytest.mark.parametrize("k", [fixed_division, fixed_modes], ids=["division", "rounding and saturation"])
+def test_fixed_point_the_printer_does_not_reproduce_is_interpreted(k):
+    """ap_fixed's division (on the raw bits) and fixed point that rounds or saturates are not in the C helpers:
+    such a kernel is interpreted, with the interpreter's bits, in every mode."""
+    from streamdsl.backend.cgen import Unsupported, print_program
+
+    with pytest.raises(Unsupported):
+        print_program(k.ir)
+    for seed in range(2):
+        both(k.ir, random_args(k.ir, seed))
+
+
+@sd.kernel
+def rom_lookup(I: i32[8]) -> f32[8]:
+    Y: f32[8] = 0.0
+    for i in range(8):
+        Y[i] = TABLE[I[i] % 4]
+    return Y
+
+
+TABLE = np.array([0.5, -1.25, 3.0, 1e-3], np.float32)
+
+
+def test_a_constant_tensor_is_interpreted():
+    from streamdsl.backend.cgen import Unsupported, print_program
+
+    with pytest.raises(Unsupported, match="rom"):
+        print_program(rom_lookup.ir)
+    both(rom_lookup.ir, [np.arange(8, dtype=np.int32)])
 
 
 @sd.kernel

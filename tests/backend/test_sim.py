@@ -735,7 +735,7 @@ def test_integer_reductions():
     assert int(o) == int(np.bitwise_or.reduce(A))
     assert int(mx) == int(A.max())
     assert int(d) == wrap(-sum(int(a) for a in A), 32, True)
-    assert kinds(int_reductions) == {"i": "sequential"}  # because of d -= ...
+    assert kinds(int_reductions) == {"i": "reduction"}  # d -= ... is an accumulation too (x - e1 - e2 ...)
 
 
 def test_reduction_over_two_loops():
@@ -1082,10 +1082,21 @@ def test_wrong_shape_reports_the_call_site():
 def test_wrong_dtype_reports_the_call_site():
     with pytest.raises(sd.KernelTypeError) as e:
         line = _line() + 1
-        add_i8(np.zeros(N, np.int8), np.zeros(N, np.int16))
+        add_i8(np.zeros(N, np.int8), np.zeros(N, np.float16))
     msg = str(e.value)
     assert f"{THIS_FILE}:{line}:" in msg
-    assert "'B'" in msg and "int16" in msg
+    assert "'B'" in msg and "float16" in msg
+
+
+def test_an_integer_array_whose_values_fit_is_accepted():
+    a = np.arange(N, dtype=np.int32) - N // 2  # an int32 array for an i8 parameter: its values fit
+    np.testing.assert_array_equal(add_i8(a, a), add_i8(a.astype(np.int8), a.astype(np.int8)))
+    with pytest.raises(sd.KernelTypeError) as e:
+        line = _line() + 1
+        add_i8(a + 200, a)
+    msg = str(e.value)
+    assert f"{THIS_FILE}:{line}:" in msg
+    assert "argument 'A' of 'add_i8' holds" in msg and "which i8 cannot hold (range -128..127)" in msg
 
 
 def test_wrong_arguments_report_the_call_site():

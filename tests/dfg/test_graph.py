@@ -302,6 +302,6 @@ def test_print_gives_a_tasks_cycles_and_token_steps_not_an_initiation_interval()
         g.stream(g.edge(e), tile=(1, 8))  # 8 rows: 8 token steps per stream
     g.fuse(*g.tasks())
     text = str(g)
-    s = g.lowered().nodes["relu"].sim
+    s = g.timing()["relu"]
     assert f"[{s.latency:,} cycles in {s.iters} token steps ~{s.ii:,} apart by the cost model]" in text
     assert "iter x II" not in text

@@ -128,3 +128,16 @@ def test_long_runs_and_step_by_step_agree(seed, monkeypatch):
     slow = simulate(tasks, edges, depths, starts)
     for a in ("cycles", "busy", "stall", "peak", "starts", "backpressure"):
         assert getattr(fast, a) == getattr(slow, a), a
+
+
+def test_a_task_is_busy_no_longer_than_the_run():
+    """busy is a task's unstalled latency (its iterations' II, the last one's latency), so start + busy + stall is
+    when it finished, within the run (busy was iterations x II: a task of 3 iterations at II 185,608 was busy
+    556,824 cycles of a 371,314-cycle run)."""
+    from streamdsl.dfg.tokensim import Edge, Task, simulate
+
+    tasks = [Task("p", 3, 1000, 10), Task("c", 3, 1000, 10)]
+    res = simulate(tasks, [Edge("e", "p", "c", 3)], {"e": 1})
+    for t in tasks:
+        assert res.busy[t.name] == t.latency == 2010
+        assert res.starts[t.name] + res.busy[t.name] + res.stall[t.name] <= res.cycles

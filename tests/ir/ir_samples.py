@@ -131,10 +131,10 @@ def odd_dtypes() -> Kernel:
     body += [
         Alloc("Z", f32[()], None),
         Store("Z", (), b.cast(Var("c5", f32), f32)),
-        Decl("neg", i5, b.unary("neg", c(-3, i5))),  # (--3:i5)
+        Decl("neg", Int(6), b.unary("neg", c(-3, i5))),  # (--3:i5): one bit wider, as ap_int's unary minus
         Decl("neg2", bf16, b.unary("neg", c(2.0, bf16))),  # (-2.0:bf16), not the constant -2.0
-        Decl("sub", i5, b.binop("sub", c(-3, i5), c(-4, i5))),
-        Decl("fx_sum", fx, b.binop("add", Var("p", fx), Var("c12", fx))),
+        Decl("sub", Int(6), b.binop("sub", c(-3, i5), c(-4, i5))),
+        Decl("fx_sum", fx, b.cast(b.binop("add", Var("p", fx), Var("c12", fx)), fx)),  # fx17_9 wrapped to fx16_8
         _decl("mixed", b.binop("mul", Var("q", ufx), Var("c12", fx))),
         Return((Load("Z", (), f32), Var("fx_sum", fx))),
     ]

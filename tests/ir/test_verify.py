@@ -7,7 +7,7 @@ from ir_samples import SAMPLES, c, loop, scale
 from streamdsl.errors import IRVerifyError, Loc
 from streamdsl.ir import build as b
 from streamdsl.ir.nodes import (
-    Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, If, Kernel, Load,
+    Alloc, Assign, Attrs, BinOp, Call, CallKernel, Cast, Const, Decl, If, Kernel, Load,
     Param, Ref, Return, Select, Store, UnaryOp, Var,
 )
 from streamdsl.ir.parser import parse_ir
@@ -44,7 +44,10 @@ INVALID = [
     (kern(loop("i", 0, 4, [loop("i", 0, 4, [])])), "'i' is defined twice", "for i in range(0:i32, 4:i32, 1) {"),
     (kern(loop("i", 0, 4, [Assign("i", ZERO)])), "loop variable 'i' cannot be assigned", "i = 0:i32"),
     (kern(Assign("n", ZERO)), "parameter 'n' is read-only", "n = 0:i32"),
-    (kern(Store("A", (ZERO, ZERO), c(1.0, f32))), "parameter 'A' is read-only", "A[0:i32, 0:i32] = 1.0:f32"),
+    (kern(Alloc("R", f32[2], None, Attrs({"rom": (1.0, 2.0)})), Store("R", (ZERO,), c(1.0, f32))),
+     "'R' is a constant tensor (a ROM); it cannot be stored to", "R[0:i32] = 1.0:f32"),
+    (kern(Alloc("R", f32[2], None, Attrs({"rom": (1.0,)}))), "constant tensor 'R' needs 2 values, got 1",
+     "alloc R: f32[2] [rom=(1.0,)]"),
     (kern(LOCAL, Store("L", (ZERO,), c(1.0, f32))), "tensor 'L' has rank 2 but is indexed with 1 index", "L[0:i32] = 1.0:f32"),
     (kern(Decl("v", f32, Load("A", (ZERO, c(1.0, f32)), f32))), "index 2 of 'A' has type f32", "let v: f32 = A[0:i32, 1.0:f32]"),
     (kern(LOCAL, Store("L", (ZERO, ZERO), NV)), "value stored to 'L' has type i32, expected f32", "L[0:i32, 0:i32] = n"),
@@ -104,9 +107,9 @@ def test_invalid(kernel: Kernel, message: str, stmt: str | None) -> None:
 
 
 def test_callees_are_verified() -> None:
-    bad = Kernel("g", (Param("X", f32[4]),), (f32[4],), (Store("X", (ZERO,), c(0.0, f32)), Return((Ref("X", f32[4]),))))
-    k = kern(CallKernel("g", (Ref("B", f32[4]),), ("Y",)), params=(Param("B", f32[4]),), callees=[bad])
-    with pytest.raises(IRVerifyError, match="parameter 'X' is read-only") as info:
+    bad = Kernel("g", (Param("X", f32[4]), Param("m", i32)), (f32[4],), (Assign("m", ZERO), Return((Ref("X", f32[4]),))))
+    k = kern(CallKernel("g", (Ref("B", f32[4]), ZERO), ("Y",)), params=(Param("B", f32[4]),), callees=[bad])
+    with pytest.raises(IRVerifyError, match="parameter 'm' is read-only") as info:
         verify(k)
     assert "(kernel 'g')" in info.value.message
 

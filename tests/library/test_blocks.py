@@ -235,12 +235,14 @@ def test_quantized_linear_bit_exact(t, n_in, n_out, bias, wbits):
     assert err < (0.05 if wbits == 8 else 0.6) * np.abs(ref64.linear(x, W)).max()
 
 
-def test_w4a8_weights_wrap_at_4_bits():
-    # an sd.Int(4) parameter holds -8..7: 9 stored in the int8 array means -7, as in ap_int<4>
+def test_w4a8_weights_outside_4_bits_are_refused():
+    # an sd.Int(4) parameter holds -8..7: 9 in the int8 array is not an int4 weight, and the call says so
     k = blocks.make_linear_w4a8(1, 1, 1)
     x = np.array([[1.0]], np.float32)
     one = np.ones(1, np.float32)
-    got = k(x, np.array([[9]], np.int8), one)
+    with pytest.raises(sd.KernelTypeError, match="argument 'Wq' of .* holds 9, which i4 cannot hold"):
+        k(x, np.array([[9]], np.int8), one)
+    got = k(x, np.array([[-7]], np.int8), one)
     np.testing.assert_array_equal(got, ref.linear_quant(x, np.array([[-7]], np.int8), one))
     np.testing.assert_allclose(got, [[-7.0]], rtol=1e-6)
 

@@ -362,6 +362,7 @@ def test_the_lanes_of_an_interleaved_rfactor_carry_nothing():
 
     s = sd.schedule(rowdots)
     s.pipeline(s.loop("e"))
+    s.reassociate(s.loop("e"))
     outer, lane, _ = s.rfactor(s.loop("e"), 16, lanes=4)
     assert not list(carried_accumulations(_loop(s.ir, lane.var)))
     assert not list(carried_accumulations(_loop(s.ir, outer.var)))

@@ -50,8 +50,24 @@ def running(X: f32[64]) -> f32[64]:
 def _rf(kernel, loop, factor):
     s = sd.schedule(kernel)
     s.pipeline(s.loop(loop))
+    s.reassociate(s.loop(loop))  # the float sums may change order (rfactor refuses them otherwise)
     out = s.rfactor(s.loop(loop), factor)
     return s, out
+
+
+def test_a_float_sum_needs_the_users_consent():
+    s = sd.schedule(sumsq_max)
+    with pytest.raises(sd.ScheduleError, match="rfactor would reassociate the float sum 'acc'") as e:
+        s.rfactor(s.loop("k"), 8)
+    assert "s.reassociate(s.loop('k'))" in str(e.value)
+    s.reassociate(s.loop("i"))  # a loop around it consents for the sums inside
+    s.rfactor(s.loop("k"), 8)
+    assert "s.reassociate(s.loop(\"i\"))" in str(s.trace) and s.trace.replay(sumsq_max).ir == s.ir
+
+
+def test_an_integer_sum_needs_no_consent():
+    s = sd.schedule(dot_i8)
+    s.rfactor(s.loop("k"), 8)
 
 
 def test_float_sum_to_rounding_and_max_exactly():
@@ -119,6 +135,7 @@ def test_fewer_lanes_than_partials_compute_the_same_bits_at_ii_1_with_a_quarter_
     full.partition(full.buffer("X"), 2, "cyclic", 32)
     s = sd.schedule(sumsq_max)
     s.pipeline(s.loop("k"))
+    s.reassociate(s.loop("k"))
     outer, lane, buf = s.rfactor(s.loop("k"), 32, lanes=8)  # the same 32 partials, 8 updated per iteration
     s.partition(s.buffer("X"), 2, "cyclic", 16)  # 8 lanes read X three times each: 24 reads over 2 ports a bank
     assert "rfactor(s.loop(\"k\"), 32, lanes=8)" in str(s.trace) and s.trace.replay(sumsq_max).ir == s.ir
@@ -146,11 +163,13 @@ def test_rfactor_lanes_must_divide_the_factor():
 def test_inside_a_pipeline_the_combine_levels_unroll_too():
     s = sd.schedule(sumsq_max)
     s.pipeline(s.loop("i"))
+    s.reassociate(s.loop("i"))
     s.rfactor(s.loop("k"), 8)
     from streamdsl.ir.nodes import For, walk
 
     levels = [x for x in walk(s.ir.body[1]) if isinstance(x, For) and x.var.startswith("k_r")]
     assert levels and all(x.attrs.get("unroll") == 0 and "pipeline" not in x.attrs for x in levels)
     s2 = sd.schedule(sumsq_max)
+    s2.reassociate(s2.loop("k"))
     s2.rfactor(s2.loop("k"), 8)  # on its own: a pipeline a combine level, as before
     assert any("pipeline" in x.attrs for x in walk(s2.ir.body[1]) if isinstance(x, For) and x.var.startswith("k_r"))

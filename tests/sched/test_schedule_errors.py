@@ -211,16 +211,16 @@ def test_reorder_not_a_perfect_nest():
 def test_reorder_loops_of_different_nests():
     s, ir, n = fresh(mm)
     with pytest.raises(sd.ScheduleError) as ei:
-        s.reorder(s.loop("j1"), s.loop("i"))  # @reorder-apart
+        s.reorder(s.loop("j1"), s.loop("i", 0))  # @reorder-apart
     check(ei.value, "@reorder-apart", "loops 'j1', 'i' are not nested in one another", loop="j1")
     unchanged(s, ir, n)
 
 
 def test_reorder_lists_a_loop_twice():
     s, ir, n = fresh(mm)
-    j = s.loop("j")
+    j = s.loop("j", 0)
     with pytest.raises(sd.ScheduleError) as ei:
-        s.reorder(j, s.loop("i"), j)  # @reorder-twice
+        s.reorder(j, s.loop("i", 0), j)  # @reorder-twice
     check(ei.value, "@reorder-twice", "reorder lists loop 'j' twice", loop="j")
     unchanged(s, ir, n)
 
@@ -230,8 +230,9 @@ def test_reorder_two_carrying_loops():
     t, i = s.loops()[1:]
     with pytest.raises(sd.ScheduleError) as ei:
         s.reorder(i, t)  # @reorder-carry
-    check(ei.value, "@reorder-carry", "reorder cannot prove it keeps dependences: loops 't', 'i1' may carry values",
-          loop="t")
+    check(ei.value, "@reorder-carry", "reorder would reverse a dependence: 'Y' is read by `Y[i1] = (Y[(i1 - 1:i32)] "
+          "+ Y[i1])` and then written by `Y[i1] = (Y[(i1 - 1:i32)] + Y[i1])` at a later iteration of loop 't' "
+          "(direction t <, i1 >)", loop="t")
     unchanged(s, ir, n)
 
 
@@ -242,7 +243,7 @@ def test_reorder_skewed_dependence():
     a, b = s.loops()[1:]
     with pytest.raises(sd.ScheduleError) as ei:
         s.reorder(b, a)  # @reorder-skew
-    check(ei.value, "@reorder-skew", "loops 'a', 'b' may carry values from one iteration to the next", loop="a")
+    check(ei.value, "@reorder-skew", "at a later iteration of loop 'a' (direction a <, b >)", loop="a")
     unchanged(s, ir, n)
     # the refused order really is wrong: interchanging by hand changes the output
     X = np.arange(16, dtype=np.int32)
@@ -256,7 +257,7 @@ def test_reorder_across_a_carrying_middle_loop():
     a, b, c = s.loops()[3:]
     with pytest.raises(sd.ScheduleError) as ei:
         s.reorder(c, a)  # @reorder-middle
-    check(ei.value, "@reorder-middle", "loops 'b1', 'c1' may carry values", loop="b1")
+    check(ei.value, "@reorder-middle", "at a later iteration of loop 'b1' (direction a1 =, b1 <, c1 >)", loop="b1")
     unchanged(s, ir, n)
     X = np.arange(84, dtype=np.int32).reshape(2, 6, 7)
     forced = interchange(interchange(interchange(ir, "b1"), "a1"), "a1")  # c1 > b1 > a1
@@ -279,7 +280,7 @@ def test_reorder_triangular_loops():
 def test_fuse_non_adjacent_loops():
     s, ir, n = fresh(mm)
     with pytest.raises(sd.ScheduleError) as ei:
-        s.fuse(s.loop("i"), s.loop("k"))  # @fuse-gap
+        s.fuse(s.loop("i", 0), s.loop("k"))  # @fuse-gap
     check(ei.value, "@fuse-gap", "fuse needs adjacent loops, listed outermost first", loop="i")
     assert "the nest is i > j > k" in str(ei.value)
     unchanged(s, ir, n)
@@ -288,7 +289,7 @@ def test_fuse_non_adjacent_loops():
 def test_fuse_one_loop():
     s, ir, n = fresh(mm)
     with pytest.raises(sd.ScheduleError) as ei:
-        s.fuse(s.loop("i"))  # @fuse-one
+        s.fuse(s.loop("i", 0))  # @fuse-one
     check(ei.value, "@fuse-one", "fuse needs at least two loops", loop="i")
     unchanged(s, ir, n)
 
@@ -435,6 +436,24 @@ def test_bind_a_parameter():
 
 
 # ------------------------------------------------------------------ handles
+def test_two_loops_of_one_name_need_telling_apart():
+    s, ir, n = fresh(mm)
+    with pytest.raises(sd.ScheduleError) as ei:
+        s.loop("i")  # @loop-twice
+    check(ei.value, "@loop-twice", "loop: kernel 'mm' has 2 loops named 'i'")
+    grid_line = mm.fn.__code__.co_firstlineno + 4  # the sd.grid loop, then the range(16) loop two lines down
+    assert f"s.loop('i', 0) (line {grid_line}, handle i), s.loop('i', 1) (line {grid_line + 2}, handle i1)" \
+        in str(ei.value)
+    first, second = s.loop("i", 0), s.loop("i", 1)
+    assert (first.var, second.var) == ("i", "i1")
+    assert repr(second) == f"<loop i1: the 2nd loop 'i' (line {grid_line + 2})>" and repr(first) == "<loop i>"
+    assert s.loop("i1") == second  # the handle's own name works too
+    with pytest.raises(sd.ScheduleError) as ei:
+        s.loop("i", 2)  # @loop-which
+    check(ei.value, "@loop-which", "kernel 'mm' has no loop 'i' number 2")
+    unchanged(s, ir, n)
+
+
 def test_stale_handle_after_split():
     s = sd.schedule(gemm)
     i = s.loop("i")
@@ -449,7 +468,7 @@ def test_stale_handle_after_split():
 
 def test_stale_handle_after_fuse():
     s = sd.schedule(mm)
-    i, j = s.loop("i"), s.loop("j")
+    i, j = s.loop("i", 0), s.loop("j", 0)
     s.fuse(i, j)
     with pytest.raises(sd.ScheduleError) as ei:
         s.split(j, 2)  # @stale-fuse
@@ -511,7 +530,7 @@ def test_schedule_of_a_non_kernel():
 def test_tile_is_all_or_nothing():
     s, ir, n = fresh(mm)
     with pytest.raises(sd.ScheduleError) as ei:
-        s.tile(s.loop("i"), s.loop("j"), 4, 32)  # @tile-second
+        s.tile(s.loop("i", 0), s.loop("j", 0), 4, 32)  # @tile-second
     check(ei.value, "@tile-second", "split factor 32 exceeds the 16 iterations of loop 'j'", loop="j")
     unchanged(s, ir, n)  # the first split was rolled back
     assert [lp.var for lp in s.loops()] == ["i", "j", "k", "i1", "j1"]

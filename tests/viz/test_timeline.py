@@ -43,7 +43,7 @@ def test_small_simulation_is_drawn_exactly():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["p", "c"]
     b = bars(ax)
     assert b["busy:p"].tolist() == [[0, 3], [4, 1], [7, 1], [10, 1]]  # the trace itself, nothing merged
-    assert b["blocked:p"].tolist() == [[3, 1], [5, 2], [8, 2]] and b["busy:c"].tolist() == [[1, 18]]
+    assert b["blocked:p"].tolist() == [[3, 1], [5, 2], [8, 2]] and b["busy:c"].tolist() == [[1, 16]]
     assert "starved:p" not in b
     line, = occ.get_lines()[:1]
     assert line.get_label() == "e (peak 2, depth 2)"
@@ -85,7 +85,7 @@ def test_full_size_layer_and_perf_timing():
     fig = viz.timeline_figure(perf)
     ax, occ = fig.axes[:2]
     assert ax.get_title().startswith(f"gpt2_layer on u55c @ 250 MHz: token simulation, {perf.cycles} cycles")
-    assert bars(ax)["busy:load_w_fc"][:, 1].sum() == perf.nodes["load_w_fc"].task.iters * perf.nodes["load_w_fc"].task.ii
+    assert bars(ax)["busy:load_w_fc"][:, 1].sum() == perf.nodes["load_w_fc"].task.latency
     assert occ.get_title().startswith("8 of 34 FIFOs")  # the DRAM links are not FIFOs
 
 

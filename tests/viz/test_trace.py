@@ -19,7 +19,7 @@ def check_trace(res, tasks, depths):
         for spans in (x.busy, x.starved, x.blocked):
             assert spans.shape[1] == 2 and (spans[:, 1] > 0).all()
             assert (np.diff(spans[:, 0]) > 0).all()  # in time order
-        assert x.busy[:, 1].sum() == res.busy[t.name] == t.iters * t.ii
+        assert x.busy[:, 1].sum() == res.busy[t.name] == (t.iters - 1) * t.ii + t.lat  # its latency, unstalled
         after = x.blocked[x.blocked[:, 0] >= x.issues[0]]
         assert x.starved[:, 1].sum() + after[:, 1].sum() == res.stall[t.name]
         assert x.blocked[:, 1].sum() == res.backpressure[t.name]
@@ -28,7 +28,7 @@ def check_trace(res, tasks, depths):
         spans = spans[np.argsort(spans[:, 0])]
         assert spans[0, 0] == x.issues[0]
         assert (spans[1:, 0] == spans[:-1, 0] + spans[:-1, 1]).all()
-        assert spans[-1].sum() == x.issues[-1] + t.ii <= res.cycles + t.ii
+        assert spans[-1].sum() == x.issues[-1] + t.lat <= res.cycles  # busy ends when the task does: in the run
     for name, f in tr.fifos.items():
         assert f.depth == depths.get(name)
         assert (np.diff(f.times) > 0).all() and (f.occupancy >= 0).all()
@@ -83,7 +83,7 @@ def test_hand_made_pipeline():
     assert p.issues.tolist() == [0, 1, 2, 4, 7, 10]
     assert p.busy.tolist() == [[0, 3], [4, 1], [7, 1], [10, 1]]
     assert p.blocked.tolist() == [[3, 1], [5, 2], [8, 2]] and len(p.starved) == 0
-    assert c.issues.tolist() == [1, 4, 7, 10, 13, 16] and c.busy.tolist() == [[1, 18]] and len(c.starved) == 0
+    assert c.issues.tolist() == [1, 4, 7, 10, 13, 16] and c.busy.tolist() == [[1, 16]] and len(c.starved) == 0
     # writes land at 1, 2, 3, 5, 8, 11; a token leaves the cycle after its read (1, 4, 7, 10, 13, 16)
     f = res.trace.fifos["e"]
     assert list(zip(f.times.tolist(), f.occupancy.tolist())) == [(1, 1), (3, 2), (14, 1), (17, 0)]

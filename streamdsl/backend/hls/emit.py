@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from ...errors import StreamDSLError
 from ...ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load, Ref,
-    Return, Select, Store, UnaryOp, Var,
+    Return, Select, Store, UnaryOp, Var, written_params,
 )
 from ...ir.deps import bind_class, bound_impl, loop_binds
-from ...ir.ops import OPS
-from ...types import DType, FixedType, FloatType, IntType, TensorType
+from ...ir.ops import OPS, uses_fixed
+from ...types import DType, FixedType, FloatType, IntType, TensorType, promote
 from .names import Scope, renamed_comment
 
 
@@ -42,7 +42,8 @@ def ctype(t: DType) -> str:
             return f"{'' if t.signed else 'u'}int{t.bits}_t"
         return f"ap_{'' if t.signed else 'u'}int<{t.bits}>"
     if isinstance(t, FixedType):
-        return f"ap_{'' if t.signed else 'u'}fixed<{t.width}, {t.int_bits}>"
+        modes = "" if (t.quant, t.overflow) == ("trn", "wrap") else f", AP_{t.quant.upper()}, AP_{t.overflow.upper()}"
+        return f"ap_{'' if t.signed else 'u'}fixed<{t.width}, {t.int_bits}{modes}>"
     if isinstance(t, FloatType) and t.name in ("f32", "f64"):
         return "float" if t.name == "f32" else "double"
     raise HLSEmitError(f"{t} is not supported by the HLS backend yet", hint="compute in f32 and cast at the edges")
@@ -76,6 +77,28 @@ def literal(c: Const) -> str:
     if v < 0:
         return f"{ctype(t)}({v}LL)" if v != -(1 << 63) else f"{ctype(t)}(-9223372036854775807LL - 1)"
     return f"{ctype(t)}({v}ULL)" if v > (1 << 62) else f"{ctype(t)}({v})"
+
+
+def _c_int(t: DType) -> bool:
+    """An integer the C++ holds in a <cstdint> type (C's promotions apply to it, not ap_int's)."""
+    return isinstance(t, IntType) and (t.bits in (8, 16, 32, 64) or (t.bits == 1 and not t.signed))
+
+
+def _compute_type(e: BinOp) -> DType | None:
+    """The type the operands of integer ``e`` are converted to in C++ so that it computes exactly what the IR
+    says (None: as they are).  An ap_int operand makes the vendor's header widen exactly; two <cstdint>
+    operands are promoted to int, exact for a result of at most 31 bits (and 32 unsigned: modulo 2^32), so a
+    wider result, or a floor division or modulo (``sd::floordiv`` takes one type), converts them first."""
+    t, a, b = e.dtype, e.lhs.dtype, e.rhs.dtype
+    if not (isinstance(t, IntType) and isinstance(a, IntType) and isinstance(b, IntType)):
+        return None
+    if e.op in ("floordiv", "mod"):
+        return None if a == b == t else promote(promote(a, b), t)
+    if e.op not in ("add", "sub", "mul", "bitand", "bitor", "bitxor") or t == a == b:
+        return None
+    if not (_c_int(a) and _c_int(b)):
+        return None
+    return t if t.bits > 32 or (t.bits == 32 and t.signed) else None
 
 
 def _needs_cast(t: DType) -> bool:
@@ -117,7 +140,12 @@ class Emitter:
         if isinstance(e, Load):
             return self.c(e.name) + "".join(f"[{self.index(i)}]" for i in e.indices)
         if isinstance(e, BinOp):
-            text = self._typed(OPS[e.op].cpp.format(self.expr(e.lhs), self.expr(e.rhs)), e.dtype, e.op)
+            info = OPS[e.op]
+            cpp = info.cpp_fixed if uses_fixed(e.op, (e.lhs.dtype, e.rhs.dtype), e.dtype) else info.cpp
+            at = _compute_type(e)
+            lhs, rhs = (self.expr(x) if at is None or x.dtype == at else f"{ctype(at)}({self.index(x)})"
+                        for x in (e.lhs, e.rhs))
+            text = self._typed(cpp.format(lhs, rhs), e.dtype, e.op)
             cls = bind_class(e) if self.hoist else None
             impl = bound_impl(self.bind, cls)
             if impl is not None:
@@ -204,7 +232,9 @@ class Emitter:
         elif isinstance(s, CallKernel):
             callee = self.k.callee(s.callee)
             outs = [self.c(name) for name in s.outs]
-            for name, t in zip(outs, callee.results):
+            for py, name, t in zip(s.outs, outs, callee.results):
+                if py in self.out_names:
+                    continue  # a returned result: the callee writes the output parameter itself
                 if isinstance(t, TensorType):
                     self.emit(f"{ctype(t.dtype)} {name}{dims(t)};", depth)
                 else:
@@ -233,7 +263,11 @@ class Emitter:
     def alloc(self, s: Alloc, depth: int) -> None:
         name = self.c(s.name)
         t = s.type
-        if s.name not in self.out_names:
+        rom = s.attrs.get("rom")
+        if rom is not None:  # a constant tensor: a ROM, its values in the source
+            values = ", ".join(literal(Const(v, t.dtype)) for v in rom)
+            self.emit(f"static const {ctype(t.dtype)} {name}{dims(t)} = {{{values}}};", depth)
+        elif s.name not in self.out_names:
             self.emit(f"{ctype(t.dtype)} {name}{dims(t)};", depth)
         for dim, kind, factor in s.attrs.get("partition", ()):
             self.emit(partition_pragma(name, dim, kind, factor), depth)
@@ -330,6 +364,7 @@ def kernel_names(k: Kernel, file: Scope, top: bool = False) -> KernelNames:
     ret = k.body[-1] if k.body and isinstance(k.body[-1], Return) else None
     params = {p.name for p in k.params}
     top_allocs = {s.name for s in k.body if isinstance(s, Alloc) and not (top and s.attrs)}
+    top_allocs |= {o for s in k.body if isinstance(s, CallKernel) for o in s.outs}  # a callee writes it in place
     results, out_names = [], {}
     for n, t in enumerate(k.results):
         v = ret.values[n] if ret is not None else None
@@ -348,10 +383,11 @@ def kernel_names(k: Kernel, file: Scope, top: bool = False) -> KernelNames:
 def signature(k: Kernel, names: KernelNames) -> str:
     """The C++ prototype of ``k``: its parameters, then one output parameter per result."""
     args = []
+    written = written_params(k)
     for p in k.params:
         c = names.scope[p.name]
-        if isinstance(p.type, TensorType):
-            args.append(f"const {ctype(p.type.dtype)} {c}{dims(p.type)}")
+        if isinstance(p.type, TensorType):  # an in/out parameter is a plain array argument, written in place
+            args.append(f"{'' if p.name in written else 'const '}{ctype(p.type.dtype)} {c}{dims(p.type)}")
         else:
             args.append(f"{ctype(p.type)} {c}")
     for name, t in zip(names.results, k.results):
@@ -380,5 +416,12 @@ def function(k: Kernel, names: KernelNames, top: bool = False, interface: list[s
         if top:
             em.element_loop(target, t, lambda sub, src=src: f"{src}{sub}", "load", 1)
     em.body(k.body, 1)
+    for name, _parts in k.attrs.get("partition", ()):  # an in/out port copied into a partitioned local: back out
+        if top and name in written_params(k):
+            em.element_loop(names.scope[name], params[name], lambda sub, src=em.out_names[name]: f"{src}{sub}",
+                            "store", 1)
     head = renamed_comment([(k.name, names.fn)] + names.scope.renamed())
+    user = k.attrs.get("user_name")
+    if user:
+        head = [f"// {user}, the kernel of this signature: one of several named {user} in this design"] + head
     return "\n".join(head + [proto + " {"] + em.lines) + "\n}\n"

@@ -14,7 +14,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from ..._version import __version__
 from ...boards import board as get_board
 from ...errors import StreamDSLError
-from ...ir.nodes import Kernel
+from ...ir.nodes import Kernel, written_params
 from ...numeric import convert
 from ...progress import run as run_with_progress
 from ...types import FixedType, FloatType, IntType, TensorType
@@ -135,7 +135,7 @@ class HLSProject:
 
     def csim(self, *arrays):
         """Compile (cached by content hash) and run the testbench; returns NumPy results."""
-        from ..sim import _check_arg  # the same input checks as the simulator
+        from ..sim import _check_arg, _write_back  # the same input checks and in/out writes as the simulator
 
         k = self.kernel
         if len(arrays) != len(k.params):
@@ -165,6 +165,10 @@ class HLSProject:
                 if n in placed:
                     val = self._window(n, placed[n], val.reshape(placed[n].full_shape(t.shape)), t, arrays)
                 outs.append(val.reshape(t.shape) if isinstance(t, TensorType) else val[0])
+            for n, (p, a) in enumerate(zip(k.params, arrays)):  # in/out parameters: into the caller's arrays
+                if p.name in written_params(k):
+                    raw = np.fromfile(os.path.join(tmp, f"inout_{n}.bin"), dtype=_np_transport(p.type.dtype))
+                    _write_back(a, convert(raw, p.type.dtype).reshape(p.type.shape), p, k, None)
         return outs[0] if len(outs) == 1 else (tuple(outs) if outs else None)
 
     def _placed(self) -> dict:
@@ -282,13 +286,15 @@ def project_files(k: Kernel, functions: list[str], prototypes: list[str], board:
     common = dict(name=name, version=__version__, source=comment(source), source_md=md_code(source))
     tb = Scope(file)  # main()'s locals: the arrays take the kernel's names, the testbench's own come after
     args, results = [], []
+    written = written_params(k)
     for n, p in enumerate(k.params):
         t = p.type
         dt = t.dtype if isinstance(t, TensorType) else t
         args.append(dict(name=tb[p.name], tensor=isinstance(t, TensorType), ctype=ctype(dt), transport=_transport(dt),
                          dims=dims(t) if isinstance(t, TensorType) else "", file=f"in_{n}.bin",
                          size=t.size if isinstance(t, TensorType) else 1,
-                         zero="".join("[0]" for _ in getattr(t, "shape", ()))))
+                         zero="".join("[0]" for _ in getattr(t, "shape", ())),
+                         written=p.name in written, out_file=f"inout_{n}.bin", dt=dt))
     results_shape = []
     for n, t in enumerate(k.results):
         shape = t.shape if isinstance(t, TensorType) else (1,)
@@ -299,6 +305,8 @@ def project_files(k: Kernel, functions: list[str], prototypes: list[str], board:
     bufs = [dict(name=tb.fresh(b), ctype=ctype(t.dtype), dims=dims(t)) for b, t in scratch]
     v = {w: tb.fresh(w) for w in ("argc", "argv", "dir", "raw", "flat", "n")}
     v.update({w: file.fresh(w) for w in ("read_file", "write_file")})
+    for a in args:  # an in/out parameter's values are written back like a result's
+        a["to_transport"] = _to_transport(a.pop("dt"), f"{v['flat']}[{v['n']}]")
     for n, (t, shape) in enumerate(zip(k.results, results_shape)):
         dt = t.dtype if isinstance(t, TensorType) else t
         results.append(dict(name=result_names[n], ctype=ctype(dt), transport=_transport(dt),

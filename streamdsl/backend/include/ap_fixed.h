@@ -15,12 +15,11 @@
 //
 // Arithmetic between fixed values (and ap_int / C integers) returns a
 // FixedVal: an exact value m * 2^-f with a 128-bit mantissa.  + - * are exact
-// (for operand widths up to 64 bits); / is floor division carried to ~125
-// significant bits, so the AP_TRN cast the emitter wraps around it gives the
-// floor of the true quotient.  (Vitis instead truncates the quotient toward
-// zero at the dividend's fractional width; for negative inexact quotients
-// streamdsl's semantics -- those of its NumPy reference -- differ from Vitis by
-// one LSB.)  Arithmetic with float/double is done in double.
+// (for operand widths up to 64 bits); / divides as Vitis does: the dividend's
+// raw value shifted left by the divisor's fraction bits, divided by the
+// divisor's raw value and truncated toward zero, so the quotient sits on the
+// dividend's grid (ap_fixed_base's RType::div).  Arithmetic with float/double
+// is done in double.
 #ifndef STREAMDSL_AP_FIXED_H
 #define STREAMDSL_AP_FIXED_H
 
@@ -41,11 +40,6 @@ inline int bitlen(i128 m) {  // bits of |m|
 }
 inline i128 shl128(i128 m, int s) { return s >= 128 ? 0 : static_cast<i128>(static_cast<u128>(m) << s); }
 inline i128 floor_shr(i128 m, int s) { return s >= 127 ? (m < 0 ? -1 : 0) : (m >> s); }  // arithmetic = floor
-inline i128 floor_div(i128 n, i128 d) {
-  i128 q = n / d;
-  if ((n % d != 0) && ((n < 0) != (d < 0))) --q;
-  return q;
-}
 
 // ---------------------------------------------------------------- FixedVal: exact m * 2^-f
 class FixedVal {
@@ -105,9 +99,8 @@ inline FixedVal fv_mul(FixedVal a, FixedVal b) {
   return FixedVal(a.m * b.m, a.f + b.f);
 }
 inline FixedVal fv_div(FixedVal a, FixedVal b) {  // b == 0 traps, like C
-  int s = 125 - bitlen(a.m);
-  if (s < 0) s = 0;
-  return FixedVal(floor_div(shl128(a.m, s), b.m), a.f - b.f + s);
+  int s = b.f > 0 ? b.f : 0;  // (Va << max(F2, 0)) / Vb, toward zero: the quotient's grid is a.f (+ -F2 if F2 < 0)
+  return FixedVal(shl128(a.m, s) / b.m, a.f + s - b.f);
 }
 inline int fv_cmp(FixedVal a, FixedVal b) {
   fv_align(a, b);

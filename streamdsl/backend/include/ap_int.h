@@ -8,10 +8,12 @@
 //
 // Narrow values live in one 64-bit word kept canonical: the low W bits, sign
 // extended for ap_int.  Every store goes through wrap(), so assignment into a
-// declared type always wraps at W bits.  Binary arithmetic returns a 64-bit ap
-// value (ap_int<64> if any operand is signed -- and always for '-', as in
-// Vitis -- else ap_uint<64>): exact for the widths the emitter produces, and
-// the emitter casts every result back to a declared type anyway.  Shifts keep
+// declared type always wraps at W bits.  Binary arithmetic returns the width
+// Vitis gives it (ap_int_base's RType, a C integer counting as an ap_int of its
+// size): + and - max(W1 + (S2 && !S1), W2 + (S1 && !S2)) + 1 bits (- always
+// signed), * W1 + W2, / W1 + S2, % min(W1, W2 + (!S2 && S1)) with the
+// dividend's signedness, & | ^ the max without the + 1; unary - one bit more.
+// A result wider than 64 bits is kept at 64 (it wraps there).  Shifts keep
 // the left operand's type, as in Vitis.  Comparisons are mathematically exact
 // across signedness (ap_uint<8>(200) > -1 is true).
 #ifndef STREAMDSL_AP_INT_H
@@ -164,8 +166,10 @@ class ApInt<W, S, false> {
     return r;
   }
 
-  // Unary operators: -x is signed and 64-bit wide (as Vitis widens it).
-  ApInt<64, true> operator-() const { return ApInt<64, true>::from_bits(0ull - static_cast<u64>(v_)); }
+  // Unary operators: -x is signed and one bit wider (as Vitis widens it).
+  ApInt<(W < 64 ? W + 1 : 64), true> operator-() const {
+    return ApInt<(W < 64 ? W + 1 : 64), true>::from_bits(0ull - static_cast<u64>(v_));
+  }
   ApInt operator+() const { return *this; }
   ApInt operator~() const { return from_bits(~bits()); }
   bool operator!() const { return v_ == 0; }
@@ -279,9 +283,10 @@ class RangeRef {
 
 // ---------------------------------------------------------------- operand traits
 // IntOp<T>: integer operands (ap values, bit/range proxies, C integers), with
-// their signedness and a 64-bit value getter.
+// their signedness, width and a 64-bit value getter.
 template <class T> struct IntOp {
   static constexpr bool ok = std::is_integral_v<T>, ap = false, sgn = std::is_signed_v<T>;
+  static constexpr int width = std::is_same_v<T, bool> ? 1 : int(sizeof(T) * 8);
   static auto get(const T& x) {
     if constexpr (std::is_signed_v<T>) return static_cast<i64>(x);
     else return static_cast<u64>(x);
@@ -289,14 +294,17 @@ template <class T> struct IntOp {
 };
 template <int W, bool S> struct IntOp<ApInt<W, S, false>> {
   static constexpr bool ok = true, ap = true, sgn = S;
+  static constexpr int width = W;
   static auto get(const ApInt<W, S, false>& x) { return x.raw(); }
 };
 template <class C> struct IntOp<BitRef<C>> {
   static constexpr bool ok = true, ap = true, sgn = false;
+  static constexpr int width = 1;
   static u64 get(const BitRef<C>& x) { return x.get() ? 1 : 0; }
 };
 template <class C> struct IntOp<RangeRef<C>> {
   static constexpr bool ok = true, ap = true, sgn = false;
+  static constexpr int width = 64;  // its length is known at run time only
   static u64 get(const RangeRef<C>& x) { return x.get(); }
 };
 template <class T> auto ival(const T& x) { return IntOp<T>::get(x); }
@@ -306,40 +314,55 @@ template <class T> u64 ubits(const T& x) { return static_cast<u64>(ival(x)); }
 template <class A, class B>
 constexpr bool int_bin_v = IntOp<A>::ok && IntOp<B>::ok && (IntOp<A>::ap || IntOp<B>::ap);
 template <class A, class B> using IntBin = std::enable_if_t<int_bin_v<A, B>, int>;
-template <class A, class B> using IntRes = ApInt<64, IntOp<A>::sgn || IntOp<B>::sgn>;
+
+// The result widths of ap_int_base's RType, kept within 64 bits.
+constexpr int cap64(int w) { return w > 64 ? 64 : w; }
+template <class A, class B> struct RType {
+  static constexpr int w1 = IntOp<A>::width, w2 = IntOp<B>::width;
+  static constexpr bool s1 = IntOp<A>::sgn, s2 = IntOp<B>::sgn, s = s1 || s2;
+  static constexpr int logic = cap64(w1 + (s2 && !s1) > w2 + (s1 && !s2) ? w1 + (s2 && !s1) : w2 + (s1 && !s2));
+  static constexpr int plus = cap64(logic + 1), mult = cap64(w1 + w2), div = cap64(w1 + s2);
+  static constexpr int mod = w1 < w2 + (!s2 && s1) ? w1 : w2 + (!s2 && s1);
+  using plus_t = ApInt<plus, s>;
+  using minus_t = ApInt<plus, true>;
+  using mult_t = ApInt<mult, s>;
+  using div_t = ApInt<div, s>;
+  using mod_t = ApInt<mod, s1>;
+  using logic_t = ApInt<logic, s>;
+};
 
 // ---------------------------------------------------------------- integer binary operators
-#define SDSL_AP_BITWISE(OP)                                            \
+// Two's complement is the same bit pattern signed or unsigned: the low 64 bits of the exact result, kept
+// to the result's width.
+#define SDSL_AP_BINARY(OP, T)                                          \
   template <class A, class B, IntBin<A, B> = 0>                        \
-  inline IntRes<A, B> operator OP(const A& a, const B& b) {           \
-    return IntRes<A, B>::from_bits(ubits(a) OP ubits(b));             \
+  inline typename RType<A, B>::T operator OP(const A& a, const B& b) { \
+    return RType<A, B>::T::from_bits(ubits(a) OP ubits(b));           \
   }
-// + and * wrap at 64 bits (two's complement is the same bit pattern
-// signed or unsigned); - is always signed, as in Vitis.
-SDSL_AP_BITWISE(+) SDSL_AP_BITWISE(*) SDSL_AP_BITWISE(&) SDSL_AP_BITWISE(|) SDSL_AP_BITWISE(^)
-#undef SDSL_AP_BITWISE
-
-template <class A, class B, IntBin<A, B> = 0>
-inline ApInt<64, true> operator-(const A& a, const B& b) { return ApInt<64, true>::from_bits(ubits(a) - ubits(b)); }
+SDSL_AP_BINARY(+, plus_t) SDSL_AP_BINARY(-, minus_t) SDSL_AP_BINARY(*, mult_t)
+SDSL_AP_BINARY(&, logic_t) SDSL_AP_BINARY(|, logic_t) SDSL_AP_BINARY(^, logic_t)
+#undef SDSL_AP_BINARY
 
 // Division by zero traps (SIGFPE) just like C; INT64_MIN / -1 wraps.
 template <class A, class B, IntBin<A, B> = 0>
-inline IntRes<A, B> operator/(const A& a, const B& b) {
+inline typename RType<A, B>::div_t operator/(const A& a, const B& b) {
+  using R = typename RType<A, B>::div_t;
   if constexpr (IntOp<A>::sgn || IntOp<B>::sgn) {
     i64 x = static_cast<i64>(ubits(a)), y = static_cast<i64>(ubits(b));
-    return IntRes<A, B>::from_bits(y == -1 ? 0ull - static_cast<u64>(x) : static_cast<u64>(x / y));
+    return R::from_bits(y == -1 ? 0ull - static_cast<u64>(x) : static_cast<u64>(x / y));
   } else {
-    return IntRes<A, B>::from_bits(ubits(a) / ubits(b));
+    return R::from_bits(ubits(a) / ubits(b));
   }
 }
 // C remainder (sign of the dividend); the result has the dividend's signedness.
 template <class A, class B, IntBin<A, B> = 0>
-inline ApInt<64, IntOp<A>::sgn> operator%(const A& a, const B& b) {
+inline typename RType<A, B>::mod_t operator%(const A& a, const B& b) {
+  using R = typename RType<A, B>::mod_t;
   if constexpr (IntOp<A>::sgn || IntOp<B>::sgn) {
     i64 x = static_cast<i64>(ubits(a)), y = static_cast<i64>(ubits(b));
-    return ApInt<64, IntOp<A>::sgn>::from_bits(y == -1 ? 0ull : static_cast<u64>(x % y));
+    return R::from_bits(y == -1 ? 0ull : static_cast<u64>(x % y));
   } else {
-    return ApInt<64, IntOp<A>::sgn>::from_bits(ubits(a) % ubits(b));
+    return R::from_bits(ubits(a) % ubits(b));
   }
 }
 

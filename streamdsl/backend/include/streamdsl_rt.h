@@ -66,6 +66,26 @@ template <typename T, typename S> inline T shr(T a, S s) {
   return T(a >> (int)n);
 }
 
+// Fixed point: shifts move the raw bits and keep the type (ap_fixed's << and >>); an amount out of range
+// gives 0 (<<) or the sign (>>), as for integers.
+template <typename T, typename S> inline T fshl(T a, S s) {
+  long long n = (long long)s;
+  if (n < 0 || n >= 64) return T(0);
+  return T(a << (int)n);
+}
+
+template <typename T, typename S> inline T fshr(T a, S s) {
+  long long n = (long long)s;
+  if (n < 0 || n >= 64) n = 63;
+  return T(a >> (int)n);
+}
+
+// Fixed-point division as ap_fixed divides (truncated toward zero on the dividend's grid); x / 0 == 0.
+template <typename A, typename B> inline auto fixdiv(A a, B b) -> decltype(a / b) {
+  if (b == 0) return decltype(a / b){};
+  return a / b;
+}
+
 template <typename T> inline T max(T a, T b) {
   if constexpr (std::is_floating_point<T>::value) {
     if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();

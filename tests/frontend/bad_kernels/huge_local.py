@@ -2,6 +2,8 @@ import numpy as np
 
 import streamdsl as sd
 
+sd.install_excepthook()  # a script that wants located errors without streamdsl's frames
+
 
 @sd.kernel
 def k(A: sd.f32[8]) -> sd.f32[8]:

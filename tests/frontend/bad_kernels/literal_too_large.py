@@ -4,10 +4,10 @@ sd.install_excepthook()  # a script that wants located errors without streamdsl'
 
 
 @sd.kernel
-def k(A: sd.u8[8]) -> sd.u8[8]:
-    C: sd.u8[8] = 0
+def k(A: sd.i32[8]) -> sd.i32[8]:
+    C: sd.i32[8] = 0
     for i in range(8):
-        C[i] = A[i] + 300  # EXPECT type error: literal 300 does not fit in u8 (range 0..255)
+        C[i] = A[i] + 3000000000  # EXPECT type error: literal 3000000000 does not fit in i32
     return C
 
 
