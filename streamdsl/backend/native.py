@@ -342,10 +342,10 @@ def estimate(kernel: Kernel) -> tuple[float, float]:
     The compiled code pays for every element of every step alike.  The constants are this machine's
     order of magnitude (a gemm, a softmax, the library's linears), not a promise."""
     from ..ir.bounds import loop_trips
-    from ..ir.deps import classify
-    from .privatize import privatize
+    from .sim import _plan
 
-    k = privatize(kernel)
+    plan = _plan(kernel)  # how the interpreter runs each loop (classify, the exact dependence test, float sums)
+    k = plan.kernel
     trips = loop_trips(k.body)
     interp, compiled = INTERP_CALL, NATIVE_CALL
 
@@ -358,8 +358,9 @@ def estimate(kernel: Kernel) -> tuple[float, float]:
         for s in stmts:
             if isinstance(s, For):
                 n = trips.get(id(s)) or 16
-                info = classify(s)
-                if info.kind == "sequential" or (_float_reduction(s, info) and n <= 64 * elems):
+                info = plan.loops[id(s)]
+                if info.kind == "sequential" or id(s) in plan.stepped or (
+                        _float_reduction(s, info) and n <= 64 * elems):
                     go(s.body, steps * n, elems)
                 else:
                     go(s.body, steps, elems * n)
