@@ -112,9 +112,11 @@ def bar(iterable=None, *, total: float | None = None, desc: str = "", unit: str 
 
 
 def run(cmd: list[str], *, desc: str, timeout: float | None = None, quiet: bool | None = None,
-        tick: float = 0.2, env: dict | None = None) -> subprocess.CompletedProcess:
+        tick: float = 0.2, env: dict | None = None, delay: float = 0.0) -> subprocess.CompletedProcess:
     """``subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)`` with a bar showing the
     elapsed time.
+
+    ``delay``: the bar appears only once the command has run that many seconds (a quick one shows nothing).
 
     Raises ``subprocess.TimeoutExpired`` like ``subprocess.run`` (the process is killed first).
     """
@@ -124,7 +126,7 @@ def run(cmd: list[str], *, desc: str, timeout: float | None = None, quiet: bool 
 
     start = time.monotonic()
     with tqdm(total=None, desc=desc, file=sys.stderr, leave=None, dynamic_ncols=True,
-              bar_format="{desc}: {elapsed}") as b:
+              bar_format="{desc}: {elapsed}", delay=delay) as b:
         with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
             while True:
                 try:  # communicate keeps what it read when it times out, so polling loses no output
