@@ -3,7 +3,7 @@
 Independent of the HLS emitter (``backend/hls``) on purpose: the simulator stays
 a second opinion on the emitted C++.  The printed code computes what the
 interpreter (``sim.py``) computes, bit for bit, with the helpers of
-``include/streamdsl_native.h``:
+``native_include/streamdsl_native.h``:
 
 * a value of an integer type is an ``int64_t`` (``uint64_t`` for u64) wrapped
   at its declared width after every operation (``numeric.compute_np``);

@@ -44,7 +44,7 @@ MODES = ("auto", "compiled", "interp")
 COMPILE_AFTER = 0.25  # seconds of interpretation after which compiling a kernel pays (a compile takes ~0.3 s)
 LOOKUP_AFTER = 0.005  # a kernel estimated below this never looks for a cached library
 FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno", "-fwrapv", "-w")
-_HEADER = Path(__file__).resolve().parent / "include" / "streamdsl_native.h"
+_HEADER = Path(__file__).resolve().parent / "native_include" / "streamdsl_native.h"  # never in an HLS project
 
 
 class SimModeError(StreamDSLError):

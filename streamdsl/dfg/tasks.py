@@ -16,7 +16,9 @@ from __future__ import annotations
 import dataclasses
 
 from ..ir import build as B
-from ..ir.nodes import Alloc, For, Kernel, Load, Return, StreamMove
+from ..ir.deps import loop_binds
+from ..ir.nodes import Alloc, Const, For, Kernel, Load, Return, StreamMove
+from ..types import index
 from ..sched.rewrite import map_stmt_exprs, replace
 from ..types import TensorType
 from .access import StepTables, step_body
@@ -52,6 +54,36 @@ def _diff(table: tuple[int, ...], first: int, count: int) -> tuple[int, ...]:
     return tuple(table[s] - (table[s - 1] if s > 0 else 0) for s in range(first, first + count))
 
 
+def _keep_binds(k: Kernel, body: tuple) -> tuple:
+    """``step_body`` runs a top-level loop of one trip as its body; the operators that loop binds (``bind_op``)
+    stay bound: each loop of its body gets the bindings it does not set itself, and a statement of its body
+    that is no loop runs in a loop of one trip that carries them."""
+    out: list = []
+    i = 0
+    for top in k.body:
+        if i < len(body) and body[i] is top:
+            out.append(top)
+            i += 1
+            continue
+        n = len(top.body)  # a dissolved loop: its statements, in place
+        binds = {f"bind_{op}": impl for op, impl in loop_binds(top.attrs).items()}
+        for b in body[i:i + n]:
+            if not binds or isinstance(b, (Alloc, Return)):
+                out.append(b)
+            elif isinstance(b, For):
+                attrs = b.attrs
+                for key, v in binds.items():
+                    if key not in attrs:
+                        attrs = attrs.set(key, v)
+                out.append(dataclasses.replace(b, attrs=attrs))
+            else:
+                out.append(For(f"{top.var}_b{len(out)}", Const(0, index), Const(1, index), 1, (b,),
+                               type(top.attrs)(binds), loc=b.loc))
+        i += n
+    assert i == len(body), "step_body runs a loop of one trip as its body, statement for statement"
+    return tuple(out)
+
+
 def task_ir(k: Kernel, n, plan: StreamPlan, fifos: dict, in_edges: list[str], out_edges: list[str]) -> Kernel:
     """The process of kernel task ``n`` (its scheduled IR ``k``; ``fifos``: edge -> the FIFO it reads or
     writes; the edges in the order each step moves their tokens)."""
@@ -84,7 +116,7 @@ def task_ir(k: Kernel, n, plan: StreamPlan, fifos: dict, in_edges: list[str], ou
                for e in edges]
         return [m for m in out if any(m.counts)]  # a step that moves none of a stream's tokens has no move
 
-    body = step_body(k)
+    body = _keep_binds(k, step_body(k))
     if windows:
         body = tuple(map_stmt_exprs(s, lambda x: _in_window(x, windows)) for s in body)
     ranges = _step_ranges(tables)

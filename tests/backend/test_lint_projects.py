@@ -53,17 +53,20 @@ def test_every_project_the_suite_builds_is_linted(monkeypatch):
     assert s.build("hls").top == "gemm"
 
 
-def test_an_explored_w4a8_layer_binds_its_multiplies_to_dsps():
-    """The explorer binds the W4A8 linears' narrow multiplies to DSPs (bind_op on their pipelined loops); each
-    task runs those loops as steps of its stream moves, and names and binds every multiply in them."""
+def test_an_explored_w4a8_layer_binds_the_operators_the_exploration_chose():
+    """The explorer binds a kernel's narrow multiplies to DSPs (``Config.dsp``) or its float adds to the fabric
+    (``Config.fabric``) by bind_op on its pipelined loops; each task's process names and binds every such
+    operator in them, the pragma right after the operation it names."""
     ex, prj = explored_w4a8()
-    assert ex.config.dsp and all(t.startswith("linear_w4a8") for t in ex.config.dsp)
+    chosen = [(t, "mul", "dsp", r"\*") for t in ex.config.dsp] + [(t, "f(?:add|sub)", "fabric", "[+-]")
+                                                                   for t in ex.config.fabric]
+    assert chosen
     cpp = prj.source
-    for task in ex.config.dsp:
+    for task, op, impl, sign in chosen:
         fn = re.search(rf"\nstatic void task_{task}\(.*?\n}}\n", cpp, re.S).group(0)
-        pragmas = re.findall(r"#pragma HLS bind_op variable=(\w+) op=mul impl=dsp", fn)
-        assert pragmas, task
-        for name in pragmas:  # each right after the multiply it names
-            assert re.search(rf"\n *[\w:<>, ]+ {name} = [^\n]*\*[^\n]*;\n *#pragma HLS bind_op variable={name} ",
+        pragmas = re.findall(rf"#pragma HLS bind_op variable=(\w+) op={op} impl={impl}", fn)
+        assert pragmas, (task, op)
+        for name in pragmas:  # each right after the operation it names
+            assert re.search(rf"\n *[\w:<>, ]+ {name} = [^\n]*{sign}[^\n]*;\n *#pragma HLS bind_op variable={name} ",
                              fn), name
     assert [e for e in findings()["explored:gpt2-w4a8/decode_full"] if e.rule == "pragmas" and not pending(e)] == []
