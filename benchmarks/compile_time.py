@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from streamdsl.library.llm.config import preset
 from streamdsl.library.llm.models import model
-from streamdsl.perf import explore
+from streamdsl.explorer import explore
 
 argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
 MODELS = ["gpt2-medium", "qwen2.5-0.5b", "llama-3.2-1b", "gemma-3-1b"]

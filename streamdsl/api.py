@@ -146,9 +146,10 @@ def schedule(obj):
 @renamed(target="design")
 def explore(design, board="u55c", budget: int | None = None, **options):
     """Explore tiling, fusion and resource allocation of ``design`` (a ``DataflowSchedule`` or an
-    ``@sd.dataflow`` function) on ``board``; returns an ``Exploration`` (see :mod:`streamdsl.explore`).
-    The explorer (and SciPy) are imported on the first call."""
-    from .perf.explore import explore as run
+    ``@sd.dataflow`` function, or a model with ``design(t, kind)``: ``streamdsl.explorer.Explorable``) on
+    ``board``; returns an ``Exploration`` (see :mod:`streamdsl.explorer`).  The explorer (and SciPy) are
+    imported on the first call."""
+    from .explorer import explore as run
 
     return run(design, board, budget, **options)
 

@@ -259,7 +259,10 @@ def _res_cell(used: int, cap: int) -> Cell:
 
 
 def _is_llm_perf(obj) -> bool:
-    return all(hasattr(obj, a) for a in ("layers", "ttft_s", "tokens_per_s", "config", "hbm_roofline_tps"))
+    """A whole model's performance (``ModelPerf``: the LLM library's ``llm_perf`` result)."""
+    from .perf.modelperf import ModelPerf
+
+    return isinstance(obj, ModelPerf)
 
 
 def _is_exploration(obj) -> bool:
@@ -416,7 +419,7 @@ def _kernel(page: Page, s, board) -> None:
 
 def _llm(page: Page, lp) -> None:
     """LLM-level numbers of an ``llm_perf`` result."""
-    c, b = lp.config, lp.board
+    b = lp.board
     i8 = lp.int8_roofline_tps
     bpt = lp.bytes_per_token()
     page.llm_cards += [
@@ -437,14 +440,14 @@ def _llm(page: Page, lp) -> None:
           Cell(_num(x.prefill.cycles)), Cell(_us(x.prefill.cycles, x.prefill.clock_mhz)),
           Cell("yes" if x.decode.fits and x.prefill.fits else "NO", cls="" if x.decode.fits and x.prefill.fits else "bad")]
          for x in lp.layers], "lrrrrrl",
-        caption=f"{c.name or c.family} on {b.name} at {lp.clock_mhz:g} MHz: one fused layer accelerator "
+        caption=f"{lp.name} on {b.name} at {lp.clock_mhz:g} MHz: one fused layer accelerator "
         "re-invoked per layer (model estimates; explored with sd.explore)")
     page.gaps = list(lp.gaps())
     page.assumptions.insert(0, ("LLM model", list(lp.assumptions())))
 
 
 def _exploration_table(page: Page, ex) -> None:
-    from .perf.explore import HEADER
+    from .explorer import HEADER
 
     rows = [[Cell(str(x)) for x in t.row()] for t in ex.tried]
     best = getattr(ex.best, "name", "")
@@ -529,7 +532,7 @@ def build_page(target, *, board="u55c", title: str | None = None, llm=None, loc=
         page.subtitle = (f"sd.explore over tiling, fusion and resources; below: the best design at "
                          f"{perf.clock_mhz:g} MHz (model estimates, not a Vitis report)")
     elif kind == "llm":
-        page.title = title or f"{lp.config.name or lp.config.family} on {perf.board.name}"
+        page.title = title or f"{lp.name} on {perf.board.name}"
         page.subtitle = (f"LLM performance model at [{lp.prompt}:{lp.gen}]; below: the explored decode layer design "
                          f"{name}")
     else:
@@ -619,7 +622,7 @@ def perf_html(obj) -> str:
     page = Page(title="")
     if _is_llm_perf(obj):
         _llm(page, obj)
-        page.title = f"{obj.config.name or obj.config.family} on {obj.board.name}"
+        page.title = f"{obj.name} on {obj.board.name}"
         perf = obj.layers[0].decode if obj.layers else None
     elif _is_exploration(obj):
         _exploration_table(page, obj)

@@ -19,7 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cost",),
     ("dfg",),
     ("backend",),
-    ("perf",),
+    ("perf", "explorer"),
     ("viz", "htmlreport"),
     ("builtins", "api", "__init__", "cli", "__main__"),
 )

@@ -115,7 +115,7 @@ def test_perf_html_of_anything_else_is_its_escaped_repr():
 def test_perf_objects_render_in_notebooks(design):
     from streamdsl.library.llm.config import tiny
     from streamdsl.library.llm.perf import W4A8, llm_perf
-    from streamdsl.perf import explore
+    from streamdsl.explorer import explore
 
     p = model_design(design, "u55c")
     assert p._repr_html_() == perf_html(p)

@@ -150,6 +150,11 @@ class LLM:
             self._schedules[key] = g
         return self._schedules[key]
 
+    def design(self, t: int = 1, kind: str | None = None):
+        """The layer design for ``t`` new tokens of layer kind ``kind`` (default: the first kind) as
+        :meth:`schedule` builds it: what ``sd.explore(model)`` explores (``streamdsl.explorer.Explorable``)."""
+        return self.schedule(t, kind or self.kinds()[0])
+
     def kv_rows(self) -> Placement:
         """Where a layer's new keys and values go: rows ``pos ..`` of its caches (``g.store_at`` of the schedule)."""
         return Placement(axis=1, extent=self.max_len, offset="pos")

@@ -39,7 +39,8 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from streamdsl import board as get_board
-from streamdsl.perf import Config, ExploreError, commit, evaluate, explore
+from streamdsl.explorer import Config, ExploreError, commit, evaluate, explore
+from streamdsl.perf import ModelPerf
 
 from .config import LLMConfig, LLMError, user_loc
 from .models import LLM, model
@@ -81,7 +82,7 @@ class LayerPerf:
 
 
 @dataclass
-class LLMPerf:
+class LLMPerf(ModelPerf):
     config: LLMConfig
     board: object
     prompt: int
@@ -90,6 +91,10 @@ class LLMPerf:
     quant: str = "fp32"
     layers: list[LayerPerf] = field(default_factory=list)
     pack: bool | str = False  # W4A8 linears with two outputs a DSP48E2 (quant.packs): in which phases (LLM.pack)
+
+    @property
+    def name(self) -> str:
+        return self.config.name or self.config.family
 
     @property
     def clock_mhz(self) -> float:
@@ -264,7 +269,7 @@ class LLMPerf:
         b = self.bytes_per_token()
         i8 = self.int8_roofline_tps
         lines = [
-            f"{self.config.name or self.config.family} on {self.board.name} at {self.clock_mhz:g} MHz, "
+            f"{self.name} on {self.board.name} at {self.clock_mhz:g} MHz, "
             f"[in:out] = [{self.prompt}:{self.gen}] (model estimates)",
             f"  latency {self.latency_s * 1e3:.2f} ms, TTFT {self.ttft_s * 1e3:.2f} ms, decode "
             f"{self.tokens_per_s:.2f} tokens/s ({self.decode_s * 1e3:.3f} ms/token)",

@@ -1,8 +1,9 @@
-"""The whole-design performance model (timing, resources, SLRs), its reports, and design-space exploration."""
+"""The whole-design performance model (timing, resources, SLRs) and its reports; the explorer that searches
+designs with it is :mod:`streamdsl.explorer`."""
 from ..boards import BOARDS, Board, BoardError, Memory, board
-from .explore import Config, Exploration, ExploreError, commit, evaluate, explore
 from .model import DesignPerf, model_design, partition_slrs
+from .modelperf import ModelPerf
 from .report import resource_lines
 
-__all__ = ["BOARDS", "Board", "BoardError", "Config", "DesignPerf", "Exploration", "ExploreError", "Memory", "board",
-           "commit", "evaluate", "explore", "model_design", "partition_slrs", "resource_lines"]
+__all__ = ["BOARDS", "Board", "BoardError", "DesignPerf", "Memory", "ModelPerf", "board", "model_design",
+           "partition_slrs", "resource_lines"]

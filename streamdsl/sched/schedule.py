@@ -301,8 +301,7 @@ class Schedule:
             o2, i2 = self.split(l2, f2)
             self.reorder(o1, o2, i1, i2)
         except ScheduleError:
-            self.ir = ir
-            del self.trace.steps[steps:]
+            self.restore(ir, self.trace.steps[:steps])
             raise
         return o1, o2, i1, i2
 
@@ -398,6 +397,17 @@ class Schedule:
             self._deferred = outer
         if not outer:
             self.ir = verify(self.ir)
+
+    def restore(self, ir: Kernel, steps) -> None:
+        """Set the schedule to IR ``ir`` with the trace ``steps``: a state it was in (undoing what came after), or
+        what those steps were seen to give from an IR equal to this one (a memo of primitives: the explorer's
+        recipes).  ``ir`` is taken as verified: it is one the primitives made.  Not a primitive (no @primitive): it
+        records no step of its own, so no trace replays it; the steps it sets are the ones that replay."""
+        if not isinstance(ir, Kernel):
+            raise ScheduleError(f"restore takes a kernel IR, got {type(ir).__name__}", _caller_loc(),
+                                hint="s.restore(ir, steps) with an IR and the steps a schedule recorded")
+        self.ir = ir
+        self.trace.steps[:] = steps
 
     # --------------------------------------------------------------- plumbing
     def _apply(self, name, fn, args, kwargs, plain=()):
@@ -506,8 +516,7 @@ def apply_cached(s: Schedule, what, fn):
     key = (id(s.ir), what)
     hit = _APPLIED.get(key)
     if hit is not None and hit[0] is s.ir:
-        s.ir = hit[1]
-        s.trace.steps.extend(hit[2])
+        s.restore(hit[1], s.trace.steps + list(hit[2]))
         return hit[3]
     base, n = s.ir, len(s.trace.steps)
     got = fn(s)

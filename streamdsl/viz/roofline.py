@@ -133,8 +133,10 @@ class Roofline:
 
 
 def _is_llm_perf(x) -> bool:
-    return all(hasattr(x, a) for a in ("ops_per_token", "bytes_per_token", "tokens_per_s", "hbm_roofline_tps",
-                                         "fp32_roofline_tps", "int8_roofline_tps", "board"))
+    """A whole model's performance (``ModelPerf``: the LLM library's ``llm_perf`` result)."""
+    from ..perf.modelperf import ModelPerf
+
+    return isinstance(x, ModelPerf)
 
 
 def _board_roofs(b, clock_mhz: float) -> tuple[list[Roof], list[Roof]]:
@@ -170,7 +172,7 @@ def llm_roofline(p) -> Roofline:
     if ops <= 0 or nbytes <= 0 or p.tokens_per_s <= 0:
         raise VizError("roofline: the LLM model has no ops, bytes or rate to plot", caller_loc())
     b = p.board
-    clock = getattr(p, "clock_mhz", b.clock_mhz)
+    clock = p.clock_mhz
     memory, _ = _board_roofs(b, clock)
     compute = [Roof(f"fp32 fabric peak {p.fp32_roofline_tps * ops / 1e9:,.0f} GOP/s "
                     f"({p.fp32_roofline_tps:,.0f} tokens/s)", p.fp32_roofline_tps * ops / 1e9)]
@@ -178,8 +180,7 @@ def llm_roofline(p) -> Roofline:
         compute.append(Roof(f"INT8 peak {p.int8_roofline_tps * ops / 1e9:,.0f} GOP/s "
                             f"({p.int8_roofline_tps:,.0f} tokens/s)", p.int8_roofline_tps * ops / 1e9))
     weights = b.memory.total_gbs * 1e9 / p.hbm_roofline_tps  # the bytes the HBM roofline counts per token
-    name = getattr(getattr(p, "config", None), "name", None) or "LLM"
-    title = f"{name} decode on {b.name}: {p.tokens_per_s:,.1f} tokens/s ({ops / 1e9:.3g} GOP, {nbytes / 2**20:.2f} MiB per token)"
+    title = f"{p.name} decode on {b.name}: {p.tokens_per_s:,.1f} tokens/s ({ops / 1e9:.3g} GOP, {nbytes / 2**20:.2f} MiB per token)"
     caption = ("ops per token = 2 x the layers' multiply-adds (LLMPerf.ops_per_token); bytes per token = every DMA "
                "of the decode layers (LLMPerf.bytes_per_token); the hollow point reads each weight once per token")
     points = [RooflinePoint(f"decode: {p.tokens_per_s:,.1f} tokens/s", ops / nbytes, p.tokens_per_s * ops / 1e9),

@@ -25,7 +25,7 @@ from streamdsl.ir.nodes import Alloc, Assign, BinOp, CallKernel, Cast, Const, De
     Select, Store, UnaryOp, Var, walk
 from streamdsl.library.llm import blocks
 from streamdsl.library.llm.qlayers import make_mul, make_split_heads
-from streamdsl.perf.explore import apply_recipe
+from streamdsl.explorer import apply_recipe
 from streamdsl.types import index
 
 

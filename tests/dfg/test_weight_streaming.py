@@ -18,7 +18,7 @@ from streamdsl.dfg.order import bundle_in_need_order, stream_in_read_order
 from streamdsl.dfg.tokensim import DeadlockError
 from streamdsl.errors import ScheduleError
 from streamdsl.library.llm.quant import I4, make_linear_w4a8, quantize_weights
-from streamdsl.perf.explore import apply_recipe
+from streamdsl.explorer import apply_recipe
 from streamdsl.perf.model import model_design
 
 up = make_linear_w4a8(1, 64, 256, bias=True)  # two outputs a DSP: 128 pairs, lanes over 16 of them
@@ -107,7 +107,7 @@ def test_a_kernel_that_writes_before_it_has_read_its_bundled_weight_closes_the_b
     # tables behind them in one bundle would wait for it, and it for RoPE to take its keys: the bundle stops
     from streamdsl.library.llm.config import tiny
     from streamdsl.library.llm.models import model
-    from streamdsl.perf.explore import explore
+    from streamdsl.explorer import explore
 
     ex = explore(model(tiny("llama"), max_len=8), "u55c", t=1)
     assert ex.best.fits and ex.best.sim is not None

@@ -1,4 +1,4 @@
-"""Board facts, model arithmetic on small designs, exploration, the SLR MILP and the reports."""
+"""Board facts, model arithmetic on small designs, the SLR MILP and the reports (exploration: tests/explorer)."""
 import math
 
 import pytest
@@ -111,23 +111,6 @@ def test_partition_respects_slr_capacity():
     assert crossing == 200
     nodes["k3"] = dict(nodes["k0"])
     assert partition_slrs(nodes, links, b) is None  # four 60 % kernels cannot fit three SLRs
-
-
-def test_explore_returns_a_design_that_simulates_and_fits():
-    ex = sd.explore(sd.schedule(pipe), board="u55c", budget=16)
-    best = ex.best
-    assert best.fits and best.sim is not None
-    best.schedule.simulate()  # the committed design passes the token simulator at its pinned depths
-    assert best.cycles <= min(t.perf.cycles for t in ex.tried if t.perf is not None and t.perf.fits)
-    text = ex.report()
-    assert "design" in ex.table() and "assumptions:" in text
-
-
-def test_explore_rejects_bad_input():
-    with pytest.raises(sd.StreamDSLError):
-        sd.explore(42)
-    with pytest.raises(sd.StreamDSLError):
-        sd.explore(sd.schedule(pipe), budget=0)
 
 
 def test_report_prints_every_assumption():
@@ -297,39 +280,6 @@ def test_dma_windows_from_the_consumers():
     assert win == {"w": 100, "out": 101 - 5}
 
 
-def test_unrolling_by_gain_widens_the_cheap_kernel_first():
-    from streamdsl.perf.explore import _unroll_by_gain
-
-    def est(tk, f, moves=frozenset()):  # (cycles, resources, lanes): a cheap short kernel and a costly long one
-        if moves:
-            return None  # no multiplies to move to DSPs, no float adds to LUTs
-        lut = {"add": 100, "mac": 4000}[tk] * f
-        return ({"add": 1024, "mac": 8192}[tk] // min(f, 64), {"lut": lut, "dsp": 0, "ff": 0}, f)
-
-    tasks = ["add", "mac"]
-    start = {tk: est(tk, 1) for tk in tasks}
-
-    def used(state):
-        return {r: sum(state[tk][1][r] for tk in tasks) for r in ("lut", "dsp", "ff")}
-
-    limit = {"lut": 40000.0, "dsp": 1.0, "ff": 1.0}
-    tot, u, why, moved = _unroll_by_gain(tasks, start, est, used, limit, limit, 1 << 30)
-    # add saturates at 64 lanes for 6400 LUTs (16 cycles); mac then takes what is left: 8 lanes (32000)
-    assert u == {"add": 64, "mac": 8} and tot == 72 and why.startswith("by gain") and moved == {"split": (), "dsp": (), "fabric": ()}
-    assert used({tk: est(tk, u[tk]) for tk in tasks})["lut"] <= limit["lut"]
-
-    def est2(tk, f, moves=frozenset()):  # mac's multiplies may move to DSPs: a DSP and 1000 LUTs a lane
-        if tk == "mac" and moves == {"dsp"}:
-            return (8192 // min(f, 64), {"lut": 1000 * f, "dsp": f, "ff": 0}, f)
-        return est(tk, f, moves)
-
-    limit2 = {"lut": 40000.0, "dsp": 32.0, "ff": 1.0}
-    tot, u, why, moved = _unroll_by_gain(tasks, {tk: est2(tk, 1) for tk in tasks}, est2, used, limit2, limit2, 1 << 30)
-    # once the LUTs hold add's 64 lanes and 8 of mac's, mac's lanes move to DSPs: 32 of them (32 DSPs,
-    # 32000 LUTs), so mac runs 4x faster than in LUTs alone
-    assert moved == {"split": (), "dsp": ("mac",), "fabric": ()} and u == {"add": 64, "mac": 32} and "in DSPs" in why
-
-
 def test_spare_channels_go_where_they_save_the_most_cycles():
     # a bundle: 1000 one-KiB tokens and one 16 KiB token; at 64 bytes per channel-cycle 16 channels move a KiB
     # a cycle (1016 cycles), 32 would only shave its big token (1008).  A 2-token DMA of 16 KiB needs 256
@@ -339,31 +289,6 @@ def test_spare_channels_go_where_they_save_the_most_cycles():
     kv = DmaModel("kv", "kv", "load", 0, 4, 2 * 16384, 2, 16384)
     allocate_channels([bundle, kv], 24, channel_bytes=64.0, windows={"w": 5000, "kv": 5000})
     assert bundle.channels == 16.0 and kv.channels == 8.0
-
-
-def test_unrolling_by_gain_moves_float_adds_to_luts_when_the_dsps_run_out():
-    from streamdsl.perf.explore import _unroll_by_gain
-
-    # norm: float adds that take 2 DSPs a lane by default, or 500 LUTs in fabric; mac: a DSP a lane
-    def est(tk, f, moves=frozenset()):
-        if moves - ({"fabric"} if tk == "norm" else set()):
-            return None  # nothing of that kind to move
-        if tk == "norm":
-            res = {"lut": 500 * f, "dsp": 0, "ff": 0} if moves else {"lut": 100 * f, "dsp": 2 * f, "ff": 0}
-            return (4096 // min(f, 64), res, f)
-        return (8192 // min(f, 64), {"lut": 10 * f, "dsp": f, "ff": 0}, f)
-
-    tasks = ["norm", "mac"]
-
-    def used(state):
-        return {r: sum(state[tk][1][r] for tk in tasks) for r in ("lut", "dsp", "ff")}
-
-    limit = {"lut": 40000.0, "dsp": 64.0, "ff": 1.0}
-    tot, u, why, moved = _unroll_by_gain(tasks, {tk: est(tk, 1) for tk in tasks}, est, used, limit, limit, 1 << 30)
-    # the norm's adds leave the DSPs, so all 64 go to mac's lanes
-    assert moved == {"split": (), "dsp": (), "fabric": ("norm",)} and u["mac"] == 64 and "float adds of 1 kernel(s) in LUTs" in why
-    assert used({tk: est(tk, u[tk], frozenset({"fabric"}) if tk in moved["fabric"] else frozenset())
-                 for tk in tasks})["dsp"] <= limit["dsp"]
 
 
 def test_channels_go_only_where_they_pay():

@@ -275,6 +275,23 @@ def test_a_batch_verifies_once_and_a_refusal_inside_it_changes_nothing():
     assert len(s.trace.steps) == 2
 
 
+def test_restore_sets_a_state_the_schedule_had_or_the_same_steps_give():
+    a = sd.schedule(gemm)
+    start, n = a.ir, len(a.trace.steps)
+    o, i = a.split(a.loop("kk"), 4)
+    a.pipeline(o)
+    after, steps = a.ir, list(a.trace.steps)
+    a.restore(start, a.trace.steps[:n])  # undo
+    assert a.ir is start and a.trace.steps == [] and str(a.trace) == str(sd.schedule(gemm).trace)
+    b = sd.schedule(gemm)
+    b.restore(after, steps)  # what those steps give from an equal IR
+    assert b.ir is after and str(b.trace) == str(Trace.from_json(b.trace.to_json()))
+    assert b.trace.replay(gemm).ir == after
+    with pytest.raises(sd.ScheduleError, match="restore takes a kernel IR, got str") as err:
+        b.restore(str(after), steps)
+    assert err.value.loc.file == __file__
+
+
 # ---------------------------------------------------------------------- hostile JSON
 def _step(primitive, args=(), kwargs=None, outs=()):
     return {"primitive": primitive, "args": list(args), "kwargs": kwargs or {}, "outs": list(outs)}
@@ -287,6 +304,8 @@ HOSTILE = {
     "build": (json.dumps({"kernel": "gemm", "steps": [_step("build", ["hls", "/tmp/anywhere"])]}),
               "step 0 names 'build', which is not a schedule primitive"),
     "a private method": (json.dumps({"kernel": "gemm", "steps": [_step("_apply")]}), "not a schedule primitive"),
+    "restore": (json.dumps({"kernel": "gemm", "steps": [_step("restore", ["kernel gemm", []])]}),
+                "step 0 names 'restore', which is not a schedule primitive"),  # sets a state; not @primitive
     "missing key": (json.dumps({"kernel": "gemm", "steps": [{"primitive": "split", "args": []}]}),
                     "step 0 is not an object with the keys"),
     "bad handle": (json.dumps({"kernel": "gemm", "steps": [_step("pipeline", [{"loop": "i", "x": 1}])]}),

@@ -8,7 +8,7 @@ import streamdsl as sd
 from streamdsl import f32, i8, i32
 from streamdsl.backend.sim import simulate
 from streamdsl.ir.nodes import For, walk
-from streamdsl.perf.explore import _partitions, pipeline_innermost, split_sums, unroll_parallel
+from streamdsl.explorer.recipes import _partitions, pipeline_innermost, split_sums, unroll_parallel
 from streamdsl.cost.model import estimate
 from tests.sched.test_cost_model import rowdots  # 32 rows, each a dot of 16
 
@@ -113,7 +113,7 @@ def scale_rows(X: f32[4, 32]) -> f32[4, 32]:
 
 
 def test_row_loops_fuse_so_a_row_leaves_before_the_next_is_needed():
-    from streamdsl.perf.explore import fuse_row_loops
+    from streamdsl.explorer.recipes import fuse_row_loops
 
     s = sd.schedule(scale_rows)
     assert fuse_row_loops(s) == 1
@@ -124,7 +124,7 @@ def test_row_loops_fuse_so_a_row_leaves_before_the_next_is_needed():
 
 
 def test_a_recipe_given_twice_gives_the_same_schedule_and_trace():
-    from streamdsl.perf.explore import apply_recipe
+    from streamdsl.explorer import apply_recipe
 
     a, b = sd.schedule(mac), sd.schedule(mac)
     assert apply_recipe(a, True, 256) == apply_recipe(b, True, 256)
