@@ -61,11 +61,20 @@ def _map_config(cfg: Config, src_fn, dst_fn) -> Config:
                                split=tuple(dst[pos[n]] for n in cfg.split))
 
 
+def layer_matrix_elements(c: LLMConfig) -> int:
+    """Elements of one layer's weight matrices (q, k, v, o and the MLP's)."""
+    h = c.hidden
+    return h * c.q_dim + 2 * h * c.kv_dim + c.q_dim * h + (3 if c.gated_mlp else 2) * h * c.intermediate
+
+
+def layer_weight_bytes(c: LLMConfig, bits: dict | None) -> int:
+    """Bytes of every layer's weight matrices at the scheme's weight width (``bits``; None: fp32)."""
+    return c.layers * layer_matrix_elements(c) * (bits or FP32)["weights"] // 8
+
+
 def layer_macs(c: LLMConfig, context: int) -> int:
     """Multiply-accumulates of one layer for one token: the weight matrices plus attention over ``context`` keys."""
-    h = c.hidden
-    mats = h * c.q_dim + 2 * h * c.kv_dim + c.q_dim * h + (3 if c.gated_mlp else 2) * h * c.intermediate
-    return mats + 2 * c.heads * context * c.head_dim
+    return layer_matrix_elements(c) + 2 * c.heads * context * c.head_dim
 
 
 @dataclass
@@ -129,11 +138,7 @@ class LLMPerf(ModelPerf):
         return out
 
     def weight_bytes(self) -> int:
-        w = self.bits or FP32
-        c = self.config
-        h = c.hidden
-        mats = h * c.q_dim + 2 * h * c.kv_dim + c.q_dim * h + (3 if c.gated_mlp else 2) * h * c.intermediate
-        return c.layers * mats * w["weights"] // 8
+        return layer_weight_bytes(self.config, self.bits)
 
     @property
     def hbm_roofline_tps(self) -> float:
@@ -430,4 +435,4 @@ def _chunks(prompt: int, chunk: int | None) -> list[int]:
     return out
 
 
-__all__ = ["FP32", "LLMPerf", "W4A8", "W8A8", "layer_macs", "llm_perf"]
+__all__ = ["FP32", "LLMPerf", "W4A8", "W8A8", "layer_macs", "layer_matrix_elements", "layer_weight_bytes", "llm_perf"]
