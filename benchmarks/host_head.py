@@ -54,7 +54,7 @@ def head_loop() -> str:
 def flags() -> list[str]:
     """The host's g++ flags from the generated Makefile (without the XRT include and link options)."""
     line = next(x for x in (TEMPLATE / "Makefile.j2").read_text().splitlines() if x.strip().startswith("g++"))
-    return [f for f in line.split() if f.startswith(("-std", "-O", "-ffp", "-f"))]
+    return [f for f in line.split() if f.startswith(("-std", "-O", "-f"))]
 
 
 def main() -> None:

@@ -42,8 +42,9 @@ ARGS = _ap.parse_args()
 SIZES = [(32, 32)] if ARGS.quick else list(PAPER)
 MODELS = ["gpt2-medium", "qwen2.5-0.5b", "llama-3.2-1b", "gemma-3-1b"]
 
-print("modeled: the W4A8 layer accelerator as built (int4 weights, int8 activations, int32 MACs; norms, attention "
-      "and KV cache fp32), explored per model; the paper: measured on a U55C\n")
+print("modeled: the W4A8 layer accelerator (int4 weights, int8 activations, int32 MACs; norms, attention and KV "
+      "cache fp32), explored per model, its layer kernels alone (not the design streamdsl llm build emits: see the "
+      "end-to-end rows); the paper: measured on a U55C\n")
 ends = []
 for name in MODELS:
     print(f"== {name} on u55c @ 250 MHz ==")

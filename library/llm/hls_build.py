@@ -597,5 +597,5 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
                               model.max_len, time.perf_counter() - t0)
 
 
-__all__ = ["AcceleratorProject", "LayerVariant", "Port", "build", "forward_syncs", "read_weights", "load_weights", "weight_manifest",
-           "write_weights", "HBM"]
+__all__ = ["AcceleratorProject", "LayerVariant", "Port", "build", "forward_syncs", "read_weights", "load_weights",
+           "weight_manifest", "write_weights", "HBM"]

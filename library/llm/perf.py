@@ -30,8 +30,10 @@ matrices move at their width and feed int32 MACs (narrow multipliers in
 LUTs); activations, norms, attention and the KV cache stay fp32, and every
 tensor moves at the width the design stores it with.  ``bits=FP32`` models
 the fp32 accelerator.  The LM head and the embedding run on the host (as the
-paper's accelerator does only the decoder layers) and are excluded;
-``report()`` prints what the head would add.
+paper's accelerator does only the decoder layers) and are excluded, as are the
+launches and PCIe transfers: these are the layer kernels alone, of the explored
+design (``streamdsl llm build`` emits the default schedules); :mod:`.e2e` prices
+what a user of the generated project waits for.
 """
 from __future__ import annotations
 
@@ -186,7 +188,8 @@ class LLMPerf(ModelPerf):
             + "; a chunk's attention at the full cache bound); decode at a KV cache of "
             f"{self.prompt + self.gen} positions (attention walks the whole streamed cache, masked to the valid keys)",
             "latency = TTFT + gen / decode tokens/s (the paper's definition)",
-            "LM head, final norm and embedding on the host: not modeled (the head would add "
+            "LM head, final norm and embedding on the host, launches and PCIe: not modeled here (e2e.py prices them "
+            "in the generated host program; the head would add "
             f"{self.config.vocab * self.config.hidden * (b or FP32)['weights'] / 8 / 2**20:.1f} MiB per token)",
             "the KV caches are updated in place: every decode step reads the whole cache of every layer and "
             "stores only the new token's keys and values into it (g.store_at)",
