@@ -96,8 +96,9 @@ print("  (streamed: FIFOs at their sized depths + ping-pong converters between k
 print("\nend-to-end assumptions (every row):")
 for a in HostCosts().assumptions():
     print("  -", a)
-print("  - the host runs every step in turn (run.start(); run.wait() per layer); the decode kernel at its full KV "
-      "cache; not counted: loading the xclbin and weights, the --logits file, the RoPE rows' memcpy, process start-up")
+print("  - the host runs every step in turn (run.start(); run.wait() per layer); attention walks the whole KV "
+      "cache at every step (masked, constant trips); not counted: loading the xclbin and weights, the --logits "
+      "file, the RoPE rows' memcpy, process start-up")
 if ARGS.json:
     with open(ARGS.json, "w") as f:
         json.dump([e.row() for e in ends], f, indent=1)

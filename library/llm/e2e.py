@@ -6,8 +6,9 @@ kernels ``LLM.build`` writes (``model.schedule(t, kind)`` of the model ``streamd
 program it writes (``templates/host.cpp.j2``), step by step as that program runs them:
 
 * **device**: each layer kernel's latency from :func:`streamdsl.perf.model_design` (cost model + token
-  simulator), the decode kernel at its full KV cache (the model's worst case), summed over the layers: the
-  host waits for each run before it starts the next, so nothing overlaps;
+  simulator; attention walks the whole KV cache of prompt + gen positions at every step, masking the keys
+  past the valid ones, as the emitted layer does), summed over the layers: the host waits for each run before
+  it starts the next, so nothing overlaps;
 * **launches**: one ``xrt::run`` started and waited for per layer per step (``forward()``), each
   ``launch_us`` beyond its kernel's time (:data:`.facts.XRT_LAUNCH_U55C`);
 * **PCIe**: the buffer syncs ``forward()`` makes (:func:`.hls_build.forward_syncs`: the embedded rows and the
@@ -30,7 +31,7 @@ arguments beyond what the launch figure holds, and process start-up.
 :func:`explored_end_to_end` puts the explored layer design of :func:`.perf.llm_perf` (the figures
 ``benchmarks/paper_table4.py`` headlines) into the same host program.  ``streamdsl llm build`` does not emit
 that design, so its :attr:`EndToEnd.emitted` is False.  ``emitted`` is True only for the emitted design of a
-config the command writes (the four full-size presets and the tiny configs) on the board it was given.
+config the command writes (the four full-size presets and the tiny configs) on a board it builds for (HBM).
 """
 from __future__ import annotations
 
@@ -89,7 +90,8 @@ class HostCosts:
         return [
             Assumption("kernel launch to completion beyond the kernel's time (one xrt::run a layer a step)",
                        self.launch_us, "us", cited(facts.XRT_LAUNCH_U55C, self.launch_us)),
-            Assumption("xrt::bo::sync, fixed cost a call", self.sync_us, "us", cited(facts.BO_SYNC_SMALL, self.sync_us)),
+            Assumption("xrt::bo::sync, fixed cost a call", self.sync_us, "us",
+                       cited(facts.BO_SYNC_SMALL, self.sync_us)),
             Assumption("PCIe host -> card rate (a sync's bytes over it)", self.to_device_mbs, "MB/s",
                        cited(facts.PCIE_WRITE_LARGE, self.to_device_mbs)),
             Assumption("PCIe card -> host rate", self.from_device_mbs, "MB/s",
@@ -262,7 +264,8 @@ class EndToEnd:
         lines.append("assumptions:")
         lines += [f"  - {a}" for a in self.costs.assumptions()]
         lines.append("  - the host runs every step in turn: nothing overlaps (run.start(); run.wait() per layer)")
-        lines.append("  - the decode kernel at its full KV cache of prompt + gen positions (the layer model's worst case)")
+        lines.append(f"  - a layer's attention walks its whole KV cache ({self.prompt + self.gen} positions) at every "
+                     "step, the keys past the valid ones masked (constant trips, as the emitted layer runs)")
         lines.append("not counted: loading the xclbin and the weights, the --logits file, the RoPE rows' memcpy, "
                      "process start-up")
         return "\n".join(lines)
@@ -295,7 +298,7 @@ def end_to_end(config: LLMConfig, board="u55c", prompt: int = 32, gen: int = 32,
 
     _check(prompt, gen, quant)
     b = get_board(board)
-    writes = emittable(config)
+    writes = emittable(config) and any(mem.kind.startswith("HBM") for mem in b.memories)  # llm build needs HBM
     if writes:  # the CLI's own model: the design it writes, by construction
         from .cli import FULL_MODELS
 
