@@ -394,12 +394,24 @@ def _same_weight_ports(variants: list[LayerVariant]) -> None:
 
 # ------------------------------------------------------------------------------------- weights
 def _rope_sets(model) -> tuple[list[float], list[int]]:
+    return _rope_sets_of(model.config)
+
+
+def _rope_sets_of(c: LLMConfig) -> tuple[list[float], list[int]]:
     """The distinct RoPE thetas (in layer order) and each layer's index into them (empty without RoPE)."""
-    c = model.config
     if c.rope_theta is None:
         return [], [-1] * c.layers
     thetas = list(dict.fromkeys(c.layer_theta(i) for i in range(c.layers)))
     return thetas, [thetas.index(c.layer_theta(i)) for i in range(c.layers)]
+
+
+def forward_syncs(config: LLMConfig, t: int) -> list[tuple[str, int]]:
+    """The buffer syncs ``forward()`` of ``templates/host.cpp.j2`` makes for a step of ``t`` tokens, in order, as
+    (direction, bytes): the embedded rows to the device, the step's cos and sin rows of every RoPE table, and
+    the last layer's output back (the whole ``t``-row buffer).  The end-to-end model prices these."""
+    c = config
+    rows = [("to_device", t * c.hidden * 4)] + [("to_device", t * c.head_dim * 4)] * (2 * len(_rope_sets_of(c)[0]))
+    return rows + [("from_device", t * c.hidden * 4)]
 
 
 def _entry(name: str, shape, hbm: str | None, dtype: str = "float32", **extra) -> dict:
@@ -702,5 +714,5 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
                               model.max_len, time.perf_counter() - t0, schedule)
 
 
-__all__ = ["AcceleratorProject", "LayerVariant", "Port", "build", "read_weights", "load_weights", "weight_manifest",
-           "write_weights"]
+__all__ = ["AcceleratorProject", "LayerVariant", "Port", "SCHEDULES", "build", "forward_syncs", "read_weights",
+           "load_weights", "weight_manifest", "write_weights"]

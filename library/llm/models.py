@@ -29,12 +29,12 @@ from streamdsl.progress import bar
 
 from .blocks import default_schedule
 from .config import FULL, LLMConfig, LLMError, user_loc
-from .embed import make_embedding, make_gpt2_embedding
 from .layers import LayerSpec, make_layer
 from .linear import make_lm_head
 from .norms import make_layernorm, make_rmsnorm
 from .rope import rope_inv_freq, rope_tables
 from .qlayers import SCHEMES, make_qlayer
+from .token import embedding_for
 from .weights import LayerWeights, ModelWeights, QuantLinear, quantize
 
 MODES = ("sim", "csim")  # the reference simulator, or g++ C-simulation of the emitted HLS
@@ -203,8 +203,7 @@ class LLM:
         if key not in self._kernels:
             c = self.config
             if what == "embed":
-                k = (make_gpt2_embedding(t, c.vocab, c.hidden, c.max_positions) if c.family == "gpt2"
-                     else make_embedding(t, c.vocab, c.hidden, c.embed_scale if c.embed_scale != 1.0 else None))
+                k = embedding_for(c, t)
             elif what == "norm":
                 k = (make_layernorm(t, c.hidden, c.norm_eps) if c.norm == "layernorm"
                      else make_rmsnorm(t, c.hidden, c.norm_eps, unit_offset=c.norm == "rmsnorm1p"))
