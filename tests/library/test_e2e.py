@@ -16,6 +16,8 @@ import re
 
 import pytest
 
+from streamdsl.perf import fit_designs
+
 from streamdsl.library.llm import facts
 from streamdsl.library.llm.cli import model_of
 from streamdsl.library.llm.config import LLMError, tiny
@@ -119,9 +121,10 @@ def test_emitted_is_the_clis_design_and_only_for_configs_it_writes(e2e):
     e = e2e["llama"]
     assert e.emitted and e.design == "emitted" and emittable(tiny("llama"))
     cli = model_of({"family": "llama", "config": "tiny", "quant": "w4a8", "max_len": 12}, None)
-    for lp in e.layers:
-        assert lp.decode.schedule.build("hls").files == cli.schedule(1, lp.kind).build("hls").files
-        assert lp.prefill.schedule.build("hls").files == cli.schedule(4, lp.kind).build("hls").files
+    for lp in e.layers:  # the build's: the explored decode layer, the default prefill reading its ports
+        dec = cli.explored(lp.kind, "u55c")
+        assert lp.decode.schedule.build("hls").files == dec.build("hls").files
+        assert lp.prefill.schedule.build("hls").files == cli.schedule(4, lp.kind, decode=dec).build("hls").files
     other = tiny("llama").replace(layers=3)
     assert not emittable(other) and not end_to_end(other, prompt=4, gen=2, prefill_len=2).emitted
     assert not end_to_end(tiny("llama"), "vck190", prompt=4, gen=2, prefill_len=2).emitted  # llm build needs HBM
@@ -144,7 +147,8 @@ def test_rows_have_the_schema(e2e):
         assert all(isinstance(row[k], float) and row[k] > 0 for k in ("decode_tps_end_to_end", "ttft_ms", "latency_ms",
                                                                        "hbm_roofline_tps"))
         assert close(row["decode_tps_end_to_end"], e.tokens_per_s) and close(row["ttft_ms"], e.ttft_s * 1e3)
-        assert row["fits"] == all(lp.prefill is not None and lp.decode.fits and lp.prefill.fits for lp in e.layers)
+        both = {f"{lp.kind}/{n}": d for lp in e.layers for n, d in (("decode", lp.decode), ("prefill", lp.prefill))}
+        assert row["fits"] == (all(lp.prefill is not None for lp in e.layers) and fit_designs(both, e.board).fits)
 
 
 def test_bad_arguments_are_llm_errors():
