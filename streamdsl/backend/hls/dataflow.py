@@ -42,7 +42,7 @@ from ...dfg.itensor import Converter, ITensor
 from ...dfg.lower import Fifo, Lowered, Node, result_locals
 from ...dfg.packing import Packing, elem_bits
 from ...dfg.tasks import task_ir
-from ...ir.nodes import CallKernel, Kernel, Return, StreamMove, Var
+from ...ir.nodes import CallKernel, Kernel, Return, StreamMove, Var, walk
 from ...types import TensorType
 from ..text import comment
 from .emit import Emitter, KernelNames, ctype, declare, function, kernel_names, literal
@@ -507,7 +507,7 @@ class DataflowEmitter:
         tables: list[str] = []
         execs: dict[int, str] = {}
         local = Scope(scope)
-        moves = [s for s in _walk_moves(proc.body)]
+        moves = [s for s in walk(proc) if isinstance(s, StreamMove)]
         for m in moves:  # a move whose token count varies between its executions reads it from a table
             if len(set(m.counts)) > 1:
                 tab = self.file.fresh(f"n_{name}_{cname(m.stream)}")
@@ -684,19 +684,6 @@ class DataflowEmitter:
         call = f"{self.fn['region', str(r)]}({', '.join(list(ports) + scalars)});"
         self.fns.append(code.text())
         return call, [(a, t, w) for a, (t, w) in ports.items()]
-
-
-def _walk_moves(stmts):
-    from ...ir.nodes import For, If
-
-    for s in stmts:
-        if isinstance(s, StreamMove):
-            yield s
-        elif isinstance(s, For):
-            yield from _walk_moves(s.body)
-        elif isinstance(s, If):
-            yield from _walk_moves(s.then)
-            yield from _walk_moves(s.orelse)
 
 
 def _shape_of(proc: Kernel, name: str):

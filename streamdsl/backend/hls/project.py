@@ -168,19 +168,7 @@ class HLSProject:
                 v = _check_arg(k, p, a, None)
                 np.ascontiguousarray(np.asarray(v).astype(_np_transport(p.type.dtype if isinstance(p.type, TensorType) else p.type))).tofile(
                     os.path.join(tmp, f"in_{n}.bin"))
-            env = dict(os.environ)
-            if account:
-                env["SD_ACCOUNT_FILE"] = os.path.join(tmp, "counts.txt")
-            run = run_with_progress([str(binary), tmp], desc=f"csim {k.name}", timeout=600, env=env)
-            if run.returncode == 3 and "deadlock" in run.stderr:
-                from ...dfg.tokensim import DeadlockError
-
-                raise DeadlockError(f"the C-simulation of '{k.name}' deadlocks: "
-                                    f"{run.stderr.strip().removeprefix('streamdsl csim: deadlock: ')[:2000]}",
-                                    hint="deepen the FIFOs 'blocked on write (full)', or let g.size_fifos() size them")
-            if run.returncode != 0:
-                raise CSimError(f"the C-simulation of '{k.name}' failed (exit {run.returncode}): "
-                                f"{(run.stderr or run.stdout).strip()[:2000]}")
+            _execute(binary, tmp, k.name, account, timeout=600)
             outs = []
             placed = self._placed()
             for n, t in enumerate(k.results):
@@ -313,19 +301,7 @@ class DataflowProject(HLSProject):
             for n, q in enumerate(k.params):
                 if not isinstance(q.type, TensorType):
                     np.asarray(values[q.name]).astype(_np_transport(q.type)).reshape(1).tofile(os.path.join(tmp, f"in_{n}.bin"))
-            env = dict(os.environ)
-            if account:
-                env["SD_ACCOUNT_FILE"] = os.path.join(tmp, "counts.txt")
-            run = run_with_progress([str(binary), tmp], desc=f"csim {k.name}", timeout=1800, env=env)
-            if run.returncode == 3 and "deadlock" in run.stderr:
-                from ...dfg.tokensim import DeadlockError
-
-                raise DeadlockError(f"the C-simulation of '{k.name}' deadlocks: "
-                                    f"{run.stderr.strip().removeprefix('streamdsl csim: deadlock: ')[:2000]}",
-                                    hint="deepen the FIFOs 'blocked on write (full)', or let g.size_fifos() size them")
-            if run.returncode != 0:
-                raise CSimError(f"the C-simulation of '{k.name}' failed (exit {run.returncode}): "
-                                f"{(run.stderr or run.stdout).strip()[:2000]}")
+            _execute(binary, tmp, k.name, account, timeout=1800)
             files = {p["name"]: Path(tmp, f"port_{n}.bin") for n, p in enumerate(self.ports)}
             outs = []
             for r, (name, t) in enumerate(zip(ret_names, k.results)):
@@ -405,6 +381,24 @@ class DataflowProject(HLSProject):
         onchip = g.onchip_bytes()
         lines = [str(g.simulate()), "on-chip bytes per region: " + ", ".join(f"{r}: {b}" for r, b in sorted(onchip.items()))]
         return "\n".join(lines)
+
+
+def _execute(binary: Path, tmp: str, name: str, account: bool, timeout: float) -> None:
+    """Run a built testbench on the files in ``tmp`` (``account``: its loop counts into ``tmp/counts.txt``); a
+    deadlock is a ``DeadlockError``, any other failure a ``CSimError``."""
+    env = dict(os.environ)
+    if account:
+        env["SD_ACCOUNT_FILE"] = os.path.join(tmp, "counts.txt")
+    run = run_with_progress([str(binary), tmp], desc=f"csim {name}", timeout=timeout, env=env)
+    if run.returncode == 3 and "deadlock" in run.stderr:
+        from ...dfg.tokensim import DeadlockError
+
+        raise DeadlockError(f"the C-simulation of '{name}' deadlocks: "
+                            f"{run.stderr.strip().removeprefix('streamdsl csim: deadlock: ')[:2000]}",
+                            hint="deepen the FIFOs 'blocked on write (full)', or let g.size_fifos() size them")
+    if run.returncode != 0:
+        raise CSimError(f"the C-simulation of '{name}' failed (exit {run.returncode}): "
+                        f"{(run.stderr or run.stdout).strip()[:2000]}")
 
 
 def emitted(prj: HLSProject) -> HLSProject:
