@@ -49,7 +49,7 @@ def compile_jobs(prj, full: bool) -> list[list[str]]:
     jobs = []
     for v in prj.variants:
         f = d / v.folder
-        inc = [f"-I{f}", f"-I{f / 'include'}"]
+        inc = [f"-I{f}", f"-I{f / 'include' / 'csim'}", f"-I{f / 'include'}"]
         kernel = f / f"{v.kernel}.cpp"
         jobs.append([*FLAGS, *inc, "-O0", "-c", str(kernel), "-o", str(f / f"{v.kernel}.o")] if full
                     else [*FLAGS, *inc, "-fsyntax-only", str(kernel)])

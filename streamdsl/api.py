@@ -54,7 +54,12 @@ class KernelFunction:
 
     @user_facing
     def __call__(self, *args):
-        return simulate(self.ir, *args, call_loc=caller_loc())
+        try:
+            return simulate(self.ir, *args)
+        except StreamDSLError as err:  # the caller's line is looked up only when needed (it costs a stack walk)
+            if err.loc is None:
+                err.loc = caller_loc()
+            raise
 
     def __repr__(self) -> str:
         try:

@@ -181,6 +181,7 @@ PART_FAMILY = (("xcvu", "ultrascale+"), ("xcku", "ultrascale+"), ("xcau", "ultra
 # "Available" row of their reports where one was read; a part without one has unknown resources (zeros).
 PART_RESOURCES = {
     "xc7k160t": dict(dsp=600, bram=650, uram=0, lut=101400, ff=202800),  # the LAP reports' Available row
+    "xc7z020": dict(dsp=220, bram=280, uram=0, lut=53200, ff=106400),  # the CS-577 matrixmul report's Available row
     "xcu55c": _VU37P_CLASS,  # the U55C's device (DS978)
 }
 

@@ -407,7 +407,8 @@ def cmd_build(args) -> int:
         format=FORMAT, kind=d.kind, source=str(path.resolve()), name=name, line=loc.line if loc else None,
         col=loc.col if loc else 0, board=args.board, top=k.name, ir=IR_FILE, files=sorted(prj.files),
         inputs=inputs, inputs_from=("--inputs " + " ".join(args.inputs)) if args.inputs is not None
-        else f"random (seed {args.seed})", results=[str(t) for t in k.results], version=__version__))
+        else f"random (seed {args.seed})", results=[str(t) for t in k.results], version=__version__,
+        **(prj.records() if hasattr(prj, "records") else {})))
     folder.write(extra)
     print(f"wrote {prj}")
     print(f"C-simulate it with: streamdsl csim {out}")
@@ -457,7 +458,7 @@ def project_files(folder: Path, names, rebuild: str) -> dict[str, str]:
 
 def cmd_csim(args) -> int:
     from . import parse_ir
-    from .backend.hls.project import HLSProject
+    from .backend.hls.project import DataflowProject, HLSProject
     from .backend.sim import simulate
 
     folder = Path(args.dir)
@@ -484,7 +485,8 @@ def cmd_csim(args) -> int:
                        Loc(str(folder / PROJECT), 1), hint=rebuild) from None
     try:
         want = simulate(k, *inputs)
-        got = HLSProject(k, files, folder, prj["board"], part, clock).csim(*inputs)
+        got = (DataflowProject.from_records(k, files, folder, prj["board"], part, clock, prj) if "ports" in prj
+               else HLSProject(k, files, folder, prj["board"], part, clock)).csim(*inputs)
     except StreamDSLError as err:
         if err.loc is None or not Path(err.loc.file).is_file():  # a C-sim error, a deadlock: the design's line
             err.loc = loc

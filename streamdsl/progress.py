@@ -112,19 +112,22 @@ def bar(iterable=None, *, total: float | None = None, desc: str = "", unit: str 
 
 
 def run(cmd: list[str], *, desc: str, timeout: float | None = None, quiet: bool | None = None,
-        tick: float = 0.2) -> subprocess.CompletedProcess:
-    """``subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)`` with a bar showing the elapsed time.
+        tick: float = 0.2, env: dict | None = None, delay: float = 0.0) -> subprocess.CompletedProcess:
+    """``subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)`` with a bar showing the
+    elapsed time.
+
+    ``delay``: the bar appears only once the command has run that many seconds (a quick one shows nothing).
 
     Raises ``subprocess.TimeoutExpired`` like ``subprocess.run`` (the process is killed first).
     """
     if not enabled(quiet):
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     from tqdm import tqdm
 
     start = time.monotonic()
     with tqdm(total=None, desc=desc, file=sys.stderr, leave=None, dynamic_ncols=True,
-              bar_format="{desc}: {elapsed}") as b:
-        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+              bar_format="{desc}: {elapsed}", delay=delay) as b:
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
             while True:
                 try:  # communicate keeps what it read when it times out, so polling loses no output
                     out, err = proc.communicate(timeout=tick)

@@ -335,7 +335,7 @@ def test_llm_build_quantised_and_full_size(tmp_path):
     assert r.returncode == 0, r.stderr
     man = json.loads((tmp_path / "g" / "weights" / "manifest.json").read_text())
     assert man["scheme"] == "w8a8" and man["complete"]
-    r = run("llm", "build", "qwen2", "--config", "full", "-o", tmp_path / "q")
+    r = run("llm", "build", "qwen2", "--config", "full", "--schedule", "default", "-o", tmp_path / "q")
     assert r.returncode == 0, r.stderr
     assert "weights not written" in r.stdout
     user_error(cli("csim", tmp_path / "q"), "full-size qwen2 project, written without weights",

@@ -9,9 +9,11 @@
     print(sd.llm.llm_perf(config, "u55c"))             # the performance model of the explored design
 
 ``sd.llm`` is this package, loaded on first use.  The blocks are in :mod:`.blocks` (``sd.llm.blocks``), the
-float32 NumPy reference of every family in :class:`NumpyModel`.
+device side of a token (LM head from HBM, argmax and sampling on chip, the head dataflow) in :mod:`.token`
+(``sd.llm.token``), the end-to-end model of the emitted project in :mod:`.e2e` (``sd.llm.e2e.end_to_end``),
+the float32 NumPy reference of every family in :class:`NumpyModel`.
 """
-from . import blocks
+from . import blocks, e2e, facts, token
 from .config import FAMILIES, LLMConfig, LLMError, preset, tiny, to_hf
 from .gguf_loader import load_gguf, load_smollm2
 from .hls_build import load_weights, read_weights
@@ -22,7 +24,7 @@ from .weights import LayerWeights, ModelWeights, from_hf, load_state_dict, quant
 
 __all__ = [
     "FAMILIES", "FP32", "LLM", "LLMConfig", "LLMError", "LLMPerf", "LayerWeights", "ModelWeights", "NumpyModel",
-    "W4A8", "W8A8", "blocks", "Cache", "from_hf", "gemma3", "gpt2", "llama", "llm_perf", "load_gguf",
+    "W4A8", "W8A8", "blocks", "Cache", "e2e", "facts", "from_hf", "gemma3", "gpt2", "llama", "llm_perf", "load_gguf",
     "load_smollm2", "load_state_dict", "load_weights", "model", "preset", "qwen2", "quantize", "random_weights",
-    "read_weights", "tiny", "to_hf",
+    "read_weights", "tiny", "to_hf", "token",
 ]

@@ -44,6 +44,14 @@ def random_layer_inputs(m, i: int, t: int, pos: int, rng) -> list:
     return m.layer_inputs(i, x, kc, vc, pos)
 
 
+def layer_schedule(m, prj: dict, kind: str, board):
+    """The decode layer schedule of ``kind`` a folder was built with (``schedule`` in streamdsl.json; folders
+    written before it existed hold the default schedule)."""
+    if prj.get("schedule", "default") == "explored":
+        return m.explored(kind, board)
+    return m.schedule(1, kind)
+
+
 # ------------------------------------------------------------------------ project folders
 class LLMProjects:
     """``streamdsl csim`` and ``streamdsl report`` of a folder ``streamdsl llm build`` wrote."""
@@ -69,18 +77,19 @@ class LLMProjects:
         for v in bar(variants, desc="csim layers", unit="layer"):
             t, kind = int(v["t"]), v["kind"]
             layer = c.layer_types.index(kind)
-            g = m.schedule(t, kind)
-            ir = g.graph.ir
-            names = [a["name"] for a in v["args"]][:len(ir.params)]
-            if names != [p.name for p in ir.params]:
+            decode = layer_schedule(m, prj, kind, board)
+            g = decode if t == 1 else m.schedule(t, kind, decode=decode)
+            prj_ = g.build("hls", board=board)
+            names = [a["name"] for a in v["args"]]
+            mine = [p["name"] for p in prj_.ports] + [name for _, name, _ in prj_.scalars]
+            if names != mine:
                 raise CLIError(f"'{folder / v['folder']}' takes ({', '.join(names)}), this streamdsl's layer takes "
-                               f"({', '.join(p.name for p in ir.params)})", hint=rebuild)
+                               f"({', '.join(mine)})", hint=rebuild)
             sub = inside(folder, v["folder"], "the layer folder", rebuild)
             files = project_files(sub, owned_sources(sub), rebuild)
             pos = min(3, m.max_len - t)  # a few cached tokens, so attention reads the cache
             inputs = random_layer_inputs(m, layer, t, pos, rng)
             want = m.layer(t, kind).function(*inputs)
-            prj_ = g.build("hls", board=board)
             prj_.files = files  # the folder's own C++, not a fresh build
             got = prj_.csim(*inputs)  # rows stored in place
             err, bad = compare(got, want, args.rtol, args.atol)
@@ -98,7 +107,8 @@ class LLMProjects:
     def report_design(folder: Path, prj: dict):
         """(the design ``streamdsl report`` models, its title): the folder's decode layer."""
         m = model_of(prj, None)
-        return m.schedule(1, m.kinds()[0]), f"{m.config.name or prj['family']} decode layer"
+        g = layer_schedule(m, prj, m.kinds()[0], check_board(prj.get("board", "u55c")))
+        return g, f"{m.config.name or prj['family']} decode layer ({prj.get('schedule', 'default')} schedule)"
 
 
 # ------------------------------------------------------------------------------ commands
@@ -109,16 +119,19 @@ def cmd_build(args) -> int:
     folder = check_output(out, args.force)
     board = check_board(args.board)
     prj = dict(format=FORMAT, kind="llm", family=args.family, config=args.config, quant=args.quant,
-               max_len=args.max_len, prefill_len=min(args.prefill_len, args.max_len), board=board.name)
+               max_len=args.max_len, prefill_len=min(args.prefill_len, args.max_len), board=board.name,
+               schedule=args.schedule)
     m = model_of(prj, None)
     prj["max_len"] = m.max_len  # GPT-2's learned positions may cap it
     prj["prefill_len"] = min(prj["prefill_len"], m.max_len)
     if args.config == "tiny":
         m.load(random_weights(m.config, seed=0))  # full-size projects are built without weights
-    accel = m.build("hls", output=out, prefill_len=prj["prefill_len"], board=board, overwrite=args.force)
+    accel = m.build("hls", output=out, prefill_len=prj["prefill_len"], board=board, overwrite=args.force,
+                    schedule=args.schedule)
     prj.update(model=m.config.name or args.family, version=sd.__version__)
     folder.write({PROJECT: json_text(prj)})
     print(f"wrote {accel}")
+    print(accel.fit())  # both phases' kernels in one xclbin, against UG1393's per-SLR guideline
     if args.config == "tiny":
         print(f"C-simulate its layers with: streamdsl csim {out}")
     return 0
@@ -150,6 +163,9 @@ def add_commands(sub, command, common) -> None:
     lb.add_argument("--prefill-len", type=positive, default=16, help="tokens the prefill kernel takes at once")
     lb.add_argument("--board", default="u55c", help=f"{', '.join(sd.BOARDS)} (default u55c; the accelerator "
                                                      "needs HBM)")
+    lb.add_argument("--schedule", choices=["explored", "default"], default="explored",
+                    help="the decode layer sd.explore finds fastest, the design the report prices (default), or "
+                         "the library's default schedule")
     lb.add_argument("-o", "--output", required=True, metavar="DIR")
     lb.add_argument("-f", "--force", "--overwrite", dest="force", action="store_true",
                     help="write into a folder that holds files streamdsl did not write")

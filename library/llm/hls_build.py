@@ -10,8 +10,9 @@
       layer_<phase>_<kind>/  one HLS dataflow project per layer variant (decode t=1, prefill t=P;
                              per attention kind the model uses), top <layer>_<phase>_<kind>
       host/host.cpp          the XRT host program (embedding, final norm and LM head on the CPU)
-      weights/manifest.json  every binary file: name, shape, dtype, offset, bytes, HBM bank
-      weights/*.bin          float32 little-endian, row-major: layer<i>_<field>.bin, embed.bin, ...
+      weights/manifest.json  every binary file: name, shape, dtype, layout, lane, bytes, HBM bank
+      weights/*.bin          layer<i>_<field>[.lane<j>].bin: a port's 512-bit words; embed.bin and
+                             the host's other tables: float32 little-endian, row-major
 
 Layer variants.  A layer kernel is compiled for a fixed number of new tokens
 ``t``: ``decode`` (t = 1) and ``prefill`` (t = ``prefill_len``), each once per
@@ -20,21 +21,25 @@ kind).build("hls")`` with its top function renamed to a unique kernel name
 (``llama_layer_decode_full``: an xclbin cannot hold two kernels of one name)
 and declared ``extern "C"``; nothing else changes.
 
-Weight layout.  The layer's DMAs read every weight as one row-major tensor
-(its ``m_axi`` array is the plain C array of the parameter), so the files are
-the row-major arrays of :meth:`LLM.layer_args` (GPT-2's ``qkv_w`` is q | k | v
-concatenated, as the kernel takes it).  :func:`~.weights.pack`'s tiled layout
-is not used: the kernel, the files and the host all use row-major.
+Weight layout.  Every m_axi port moves 512-bit words: a weight lies in DRAM
+packed in the words of its stream layout (streamdsl's ``Packing``), split
+over the ports (lanes) its DMA reads it through, word ``w`` on lane
+``w % lanes``.  Each lane is one file, ``layer<i>_<field>.bin`` (or
+``.lane<j>.bin``), the words the port reads, copied into the port's buffer
+as it is; the manifest records each file's layout, lane and words, and
+:func:`read_weights` unpacks them.  The prefill layer reads the weights over
+the decode layer's ports (``LLM.schedule``), so both share one copy.
 
-HBM plan (U55C: 32 pseudo-channels of 512 MiB).  Bank 0 holds the activations
-(x, y, cos, sin, inter-region buffers); the K and V caches get banks of their
-own (``kc`` and ``kc2`` are the same buffer per layer: the kernel reads the
-cache as ``kc`` and writes only the new rows into it as ``kc2``, ``g.store_at``;
-likewise V); the 1-D weights (norms, biases) share one
-bank; every weight matrix gets its own range of banks, as many as its
-``layers`` copies need plus 3 % (``sp=...:HBM[a:b]``).  A port's banks are the same
-in every variant, so prefill and decode kernels share the weight and cache
-buffers.  The plan is in ``project.json`` and ``weights/manifest.json``.
+HBM plan (U55C: 32 pseudo-channels of 512 MiB).  A port's buffer lies where
+the timing model's channels put it: a port of a DMA that has channels of its
+own gets a bank range of its own (every lane its own), the buffers whose DMAs
+share a channel share one range (``shared``: activations, KV caches and 1-D
+weights, as the model allotted); a range holds every layer's copy of what it
+holds plus 3 %.  ``kc2``-style stores write the new K/V rows into the cache
+buffer itself (``g.store_at(..., into=kc)``), so they lie in the cache's banks.
+A port has the same range in every variant, so prefill and decode kernels
+share the weight and cache buffers.  The plan is in ``project.json`` and
+``weights/manifest.json``.
 
 The host (``host/host.cpp``, XRT native API) loads the xclbin and every
 layer's weight files into HBM buffers allocated with ``kernel.group_id(arg)``,
@@ -56,6 +61,7 @@ import json
 import math
 import re
 import time
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,6 +70,9 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 import streamdsl as sd
 from streamdsl.backend import OutputFolder, comment, md_code, plain_parts
+from streamdsl.dfg import ITensor, Packing, pack, unpack
+from streamdsl.explorer import ExploreError
+from streamdsl import TensorType
 
 from .config import FULL, SLIDING, LLMConfig, LLMError, user_loc
 from .rope import rope_inv_freq, rope_tables
@@ -91,16 +100,24 @@ _env.filters.update(comment=comment, md_code=md_code)  # a model's name is the u
 # ------------------------------------------------------------------------------------- records
 @dataclass(frozen=True)
 class Port:
-    """One argument of a layer kernel, in the top function's order (= the XRT argument index)."""
+    """One argument of a layer kernel, in the top function's order (= the XRT argument index).  An array
+    argument is an ``m_axi`` port of 512-bit words (``sd::word``): lane ``lane`` of the ``lanes`` ports of a
+    layer tensor, which lies in DRAM in ``packing`` (word ``w`` of the packing on lane ``w % lanes``)."""
 
     index: int
     name: str
-    ctype: str
-    shape: tuple[int, ...] | None  # None: a scalar (s_axilite only)
+    ctype: str  # sd::word (an m_axi port), or the scalar's C type
+    shape: tuple[int, ...] | None  # the tensor's shape; None: a scalar (s_axilite only)
     const: bool
     role: str  # input | output | weight | kv_in | kv_out | rope | scalar | scratch
     field: str | None = None  # the LayerWeights field of a weight port
     banks: tuple[int, int] | None = None
+    tensor: str | None = None  # the layer tensor an m_axi port carries
+    lane: int = 0
+    lanes: int = 1
+    words: int = 0
+    packing: object = dataclasses.field(default=None, repr=False, compare=False)
+    alias: str | None = None  # the port whose buffer the host passes here too (a cache written in place)
 
     @property
     def count(self) -> int:
@@ -108,8 +125,8 @@ class Port:
 
     @property
     def nbytes(self) -> int:
-        return self.count * (4 if self.ctype in ("float", "int32_t") else 1 if self.ctype in ("int8_t", "ap_int<4>")
-                             else 8)
+        """Bytes of the port's buffer: its words (a scalar: 4)."""
+        return 64 * max(1, self.words) if self.shape else 4
 
     @property
     def hbm(self) -> str | None:
@@ -131,6 +148,8 @@ class LayerVariant:
     folder: str  # layer_decode_full
     ports: list[Port]
     project: object = field(repr=False)  # the DataflowProject (its files renamed; csim works)
+    own: frozenset = frozenset()  # tensors whose DMAs the timing model gave channels of their own
+    bundled: dict = field(default_factory=dict, repr=False)  # tensor -> the first tensor of its DMA bundle
 
     @property
     def source(self) -> str:
@@ -151,12 +170,21 @@ class AcceleratorProject:
     prefill_len: int
     max_len: int
     build_seconds: float = 0.0
+    schedule: str = "explored"  # the decode layers' schedule (SCHEDULES)
 
     def __repr__(self) -> str:
         where = f" in {self.output}" if self.output else ""
         ks = ", ".join(v.kernel for v in self.variants)
-        return (f"<AcceleratorProject {self.model}{where}: kernels {ks}; "
+        return (f"<AcceleratorProject {self.model}{where}: kernels {ks} ({self.schedule} decode schedule); "
                 f"weights {'written' if self.weights_written else 'not written (no weights)'}>")
+
+    def fit(self):
+        """Whether the layer kernels fit the board together, as the xclbin holds them (both phases, every
+        layer kind): a :class:`streamdsl.perf.fit.Fit` of their modeled designs."""
+        from streamdsl.perf import fit_designs, model_design
+
+        board = self.variants[0].project.board
+        return fit_designs({v.kernel: model_design(v.project.schedule, board) for v in self.variants}, board)
 
     def variant(self, phase: str, kind: str = FULL) -> LayerVariant:
         for v in self.variants:
@@ -167,8 +195,6 @@ class AcceleratorProject:
 
 
 # ------------------------------------------------------------------------------------ variants
-_PROTO = re.compile(r'^extern "C" void (\w+)\((.*)\);$', re.M)
-_ARG = re.compile(r"^(const )?(.+?) (\w+)((?:\[\d+\])*)$")
 
 
 def _rename(files: dict[str, str], old: str, new: str) -> dict[str, str]:
@@ -191,22 +217,20 @@ def weight_fields(spec) -> list[str]:
     return out
 
 
-_DTYPES = {"float": ("float32", "<f4"), "int8_t": ("int8", "i1"), "ap_int<4>": ("int4 (one per byte)", "i1")}
+_DTYPES = {"f32": "float32", "i8": "int8", "i4": "int4"}
 
 
-def _dtype(ctype: str) -> tuple[str, str]:
-    if ctype not in _DTYPES:
-        raise LLMError(f"a layer weight of C type {ctype} has no file format", user_loc(),
-                       hint=f"weight files hold {', '.join(_DTYPES)}")
-    return _DTYPES[ctype]
+def _dtype(p: Port) -> str:
+    """The manifest's name of the values a weight port's tensor holds."""
+    name = _DTYPES.get(str(p.packing.tensor_type.dtype))
+    if name is None:
+        raise LLMError(f"a layer weight of type {p.packing.tensor_type.dtype} has no file format", user_loc(),
+                       hint=f"weight files hold {', '.join(_DTYPES.values())}")
+    return name
 
 
-def _ports(header: str, kernel: str, ir, spec) -> list[Port]:
-    """The kernel's arguments from its prototype, with the role of each (from the layer's IR)."""
-    m = next((m for m in _PROTO.finditer(header) if m.group(1) == kernel), None)
-    if m is None:
-        raise LLMError(f"cannot find the prototype of '{kernel}' in its header", None,
-                       hint="this is a streamdsl bug; please report it")
+def _ports(prj, ir, spec) -> list[Port]:
+    """The kernel's arguments (its m_axi ports, then its scalars), with the role of each (from the layer's IR)."""
     params = [p.name for p in ir.params]
     fields_ = weight_fields(spec)
     nw = len(fields_)
@@ -216,71 +240,126 @@ def _ports(header: str, kernel: str, ir, spec) -> list[Port]:
     roles[rest[0]], roles[rest[1]] = ("kv_in", None), ("kv_in", None)
     for p in rest[2:]:
         roles[p] = ("scalar", None) if p in ("pos", "n_valid") else ("rope", None)
+    results = list(prj.schedule.graph.outputs)
     ports = []
-    for i, arg in enumerate(a.strip() for a in m.group(2).split(",")):
-        am = _ARG.match(arg)
-        if am is None:
-            raise LLMError(f"cannot read argument {arg!r} of '{kernel}'", None, hint="this is a streamdsl bug")
-        const, ctype, name, dims = am.groups()  # the C++ name (a parameter's Python name spelled for C++)
-        shape = tuple(int(d) for d in re.findall(r"\[(\d+)\]", dims)) or None
-        outs = i - len(params)  # the top function's parameters, then its results, then DRAM buffers
-        role, fld = roles[params[i]] if outs < 0 else ("output", None) if outs == 0 else \
-            ("kv_out", None) if outs < 3 else ("scratch", None)
-        ports.append(Port(i, name, ctype, shape, bool(const), role, fld))
-    if len(ports) < len(params) + 3:
-        raise LLMError(f"'{kernel}' takes ({', '.join(p.name for p in ports)}), expected ({', '.join(params)}, "
-                       "y, kc2, vc2, ...)", None, hint="this is a streamdsl bug; please report it")
+    for i, p in enumerate(prj.ports):
+        if p["kind"] == "in":
+            role, fld = roles[p["tensor"]]
+        elif p["kind"] == "out":
+            role, fld = ("output", None) if p["tensor"] == results[0] else ("kv_out", None)
+        else:
+            role, fld = "scratch", None
+        shape = tuple(int(x) for x in p["packing"].tensor_type.shape)
+        ports.append(Port(i, p["name"], "sd::word", shape, p["kind"] == "in", role, fld, tensor=p["tensor"],
+                          lane=p["lane"], lanes=p["lanes"], words=p["words"], packing=p["packing"], alias=p["alias"]))
+    for param, name, ctype in prj.scalars:
+        ports.append(Port(len(ports), name, ctype, None, True, roles[param][0]))
+    for p in ports:  # what the host reads and writes as plain rows of floats
+        if p.role in ("input", "output", "rope") and not (p.lanes == 1 and p.packing.plain):
+            raise LLMError(f"the layer's {p.tensor} ({p.packing.tensor_type}) lies in DRAM as {p.packing}, not as "
+                           "plain rows of floats: the host writes and reads it as rows", user_loc(),
+                           hint="a hidden size and head dim that are multiples of 16 keep them plain rows")
     return ports
 
 
-def _variants(model, prefill_len: int, board) -> list[LayerVariant]:
-    import dataclasses
+SCHEDULES = ("explored", "default")
+"""``build``'s layer schedules: the decode layer ``sd.explore`` finds fastest (what the performance model
+reports), or the library's default schedule (every loop pipelined, rows streamed); prefill is the default
+schedule either way, reading the decode layer's weight and cache ports."""
 
+
+def _variants(model, prefill_len: int, board, schedule: str) -> list[LayerVariant]:
     phases = [("decode", 1)] + ([("prefill", prefill_len)] if prefill_len > 1 else [])
+    try:
+        decode = {kind: model.explored(kind, board) if schedule == "explored" else model.schedule(1, kind)
+                  for kind in model.kinds()}
+    except ExploreError as err:
+        raise LLMError(f"no explored decode layer: {err.message}", user_loc(),
+                       hint="schedule='default' (--schedule default) builds the library's default schedule; "
+                            "prj.fit() then says what of it does not fit") from None
     out = []
     for phase, t in phases:
         for kind in model.kinds():
-            g = model.schedule(t, kind)
+            g = decode[kind] if t == 1 else model.schedule(t, kind, decode=decode[kind])
             prj = g.build("hls", board=board)
             ir = g.graph.ir
             name = f"{phase}_{KIND_TAG.get(kind, kind)}"
             kernel = f"{prj.top}_{name}"
             files = _rename(prj.files, prj.top, kernel)
-            ports = _ports(files[f"{kernel}.h"], kernel, ir, model.layer(t, kind))
+            ports = _ports(prj, ir, model.layer(t, kind))
             renamed = dataclasses.replace(prj, files=files, output=None)
-            out.append(LayerVariant(name, phase, kind, t, kernel, f"layer_{name}", ports, renamed))
+            own = frozenset(d.tensor for d in prj.timing.dmas if d.channels >= 1)
+            low = g.lowered()
+            bundled = {low.nodes[m].dma.tensor: low.nodes[b[0]].dma.tensor for b in low.bundles for m in b}
+            out.append(LayerVariant(name, phase, kind, t, kernel, f"layer_{name}", ports, renamed, own, bundled))
     return out
 
 
 # ------------------------------------------------------------------------------------ HBM plan
-def _bank_key(p: Port) -> str | None:
-    if p.role in ("input", "output", "rope", "scratch"):
-        return "io"
-    if p.role in ("kv_in", "kv_out"):
-        return "kv_v" if p.name.startswith("v") else "kv_k"
-    if p.role == "weight":
-        return "vectors" if len(p.shape) == 1 else p.name
-    return None
+SHARED = "shared"
+"""The bank range of every buffer whose DMAs share memory channels in the timing model."""
+
+
+def _bank_keys(variants: list[LayerVariant], n_banks: int) -> dict[tuple[str, str], str]:
+    """(variant, port) -> the bank range its buffer lies in, as the timing model priced the channels: a port
+    of a DMA the model gave channels of its own has a range of its own (every lane its own; the same in every
+    variant), the rest share one; the tensors of a DMA bundle, read one after another over one set of
+    channels, share them lane by lane (lane j of each in one range); a store into a cache lies where the cache
+    does.  When the variants' own ports together outnumber the banks, the activations and caches share first.
+    A buffer lies in one range: the first variant (decode) that owns a port decides it."""
+    def own(v, p) -> bool:
+        return p.tensor in v.own and p.role not in ("scalar", "kv_out")
+
+    owner: dict[str, str] = {}  # port -> its own range's key
+    for v in variants:
+        for p in v.ports:
+            if own(v, p) and p.name not in owner:
+                if p.role in ("input", "output"):  # the residual stream's two buffers swap roles every layer
+                    owner[p.name] = "activations"
+                else:
+                    owner[p.name] = f"{v.bundled[p.tensor]}.lane{p.lane}" if p.tensor in v.bundled else p.name
+    if "activations" in owner.values():
+        owner.update({p.name: "activations" for v in variants for p in v.ports if p.role in ("input", "output")})
+
+    def plan(weights_only: bool) -> dict:
+        keys = {}
+        for v in variants:
+            for p in v.ports:
+                if p.role == "scalar" or p.role == "kv_out":
+                    continue
+                mine = p.name in owner and (p.role == "weight" or not weights_only)
+                keys[v.name, p.name] = owner[p.name] if mine else SHARED
+            for p in v.ports:
+                if p.role == "kv_out":
+                    keys[v.name, p.name] = keys[v.name, p.alias]
+        return keys
+
+    keys = plan(False)
+    if len(set(keys.values()) - {SHARED}) + 1 > n_banks:
+        keys = plan(True)
+    return keys
 
 
 def _plan_banks(model, variants: list[LayerVariant], board) -> dict[str, tuple[int, int]]:
+    """The bank range of each key of :func:`_bank_keys`, sized for what it holds (every layer's copy of a
+    weight and a cache, two of each activation); each variant's ports get theirs (``Port.banks``)."""
     n_banks, bank_bytes = _hbm(board)
     layers = model.config.layers
+    keys = _bank_keys(variants, n_banks)
     need: dict[str, int] = {}
+    counted: set = set()
     for v in variants:
         for p in v.ports:
-            key = _bank_key(p)
-            if key is None or p.role == "kv_out":  # kc2/vc2 are the kc/vc buffers, written in place
+            key = keys.get((v.name, p.name))
+            if key is None or p.role == "kv_out":  # the store writes its cache's buffer, in place
                 continue
-            if p.role == "weight":  # every layer's copy; shared by all variants
-                if v is variants[0]:
+            if p.role in ("weight", "kv_in"):  # every layer's copy, shared by all variants
+                if (p.name, p.role) not in counted:
+                    counted.add((p.name, p.role))
                     need[key] = need.get(key, 0) + layers * p.nbytes
-            elif p.role == "kv_in":  # one buffer per layer (kv_out writes its new rows in place)
-                need[key] = max(need.get(key, 0), layers * p.nbytes)
             else:  # activations: two of each per variant
                 need[key] = need.get(key, 0) + 2 * p.nbytes
-    order = ["io", "kv_k", "kv_v", "vectors"] + [k for k in dict.fromkeys(
-        _bank_key(p) for p in variants[0].ports if p.role == "weight") if k != "vectors"]
+    order = [SHARED] + [k for k in dict.fromkeys(keys.values()) if k != SHARED]
     banks, nxt = {}, 0
     for key in order:
         if key not in need:
@@ -293,23 +372,46 @@ def _plan_banks(model, variants: list[LayerVariant], board) -> dict[str, tuple[i
         raise LLMError(f"the weights and caches need {nxt} HBM banks of {bank_bytes >> 20} MiB; the {sd.board(board).name} has "
                        f"{n_banks} ({detail})", user_loc(),
                        hint="use a smaller max_len, or fewer layers; fp32 weights of this model do not fit")
+    for v in variants:
+        v.ports = [dataclasses.replace(p, banks=banks[keys[v.name, p.name]]) if (v.name, p.name) in keys else p
+                   for p in v.ports]
     return banks
 
 
-def _with_banks(variants: list[LayerVariant], banks: dict[str, tuple[int, int]]) -> None:
-    for v in variants:
-        v.ports = [Port(p.index, p.name, p.ctype, p.shape, p.const, p.role, p.field,
-                        banks.get(_bank_key(p)) if _bank_key(p) else None) for p in v.ports]
+def _same_weight_ports(variants: list[LayerVariant]) -> None:
+    """Every variant reads a layer's weight buffers: each weight must lie in DRAM alike (ports, packing) in all."""
+    def weights(v):
+        return [(p.name, p.tensor, p.lanes, p.words, str(p.packing.layout)) for p in v.ports if p.role == "weight"]
+
+    first = weights(variants[0])
+    for v in variants[1:]:
+        if weights(v) != first:
+            diff = next((a, b) for a, b in zip(first, weights(v)) if a != b) if len(first) == len(weights(v)) else None
+            raise LLMError(f"the {variants[0].name} and {v.name} layer kernels read the weights in different DRAM "
+                           f"layouts{f' ({diff[0]} vs {diff[1]})' if diff else ''}; they share one copy of them",
+                           user_loc(), hint="this is a streamdsl bug; please report it with the model's config")
 
 
 # ------------------------------------------------------------------------------------- weights
 def _rope_sets(model) -> tuple[list[float], list[int]]:
+    return _rope_sets_of(model.config)
+
+
+def _rope_sets_of(c: LLMConfig) -> tuple[list[float], list[int]]:
     """The distinct RoPE thetas (in layer order) and each layer's index into them (empty without RoPE)."""
-    c = model.config
     if c.rope_theta is None:
         return [], [-1] * c.layers
     thetas = list(dict.fromkeys(c.layer_theta(i) for i in range(c.layers)))
     return thetas, [thetas.index(c.layer_theta(i)) for i in range(c.layers)]
+
+
+def forward_syncs(config: LLMConfig, t: int) -> list[tuple[str, int]]:
+    """The buffer syncs ``forward()`` of ``templates/host.cpp.j2`` makes for a step of ``t`` tokens, in order, as
+    (direction, bytes): the embedded rows to the device, the step's cos and sin rows of every RoPE table, and
+    the last layer's output back (the whole ``t``-row buffer).  The end-to-end model prices these."""
+    c = config
+    rows = [("to_device", t * c.hidden * 4)] + [("to_device", t * c.head_dim * 4)] * (2 * len(_rope_sets_of(c)[0]))
+    return rows + [("from_device", t * c.hidden * 4)]
 
 
 def _entry(name: str, shape, hbm: str | None, dtype: str = "float32", **extra) -> dict:
@@ -329,8 +431,11 @@ def weight_manifest(model, variants: list[LayerVariant], banks: dict) -> dict:
         tensors.append(_entry("pos_embed", (c.max_positions, c.hidden), None, where="host", role="positions"))
     for i in range(c.layers):
         for p in wports:
-            tensors.append(_entry(f"layer{i}_{p.field}", p.shape, p.hbm, _dtype(p.ctype)[0], where="hbm",
-                                  role="layer weight", layer=i, field=p.field, port=p.name))
+            name = f"layer{i}_{p.field}"
+            tensors.append(dict(name=name, file=f"{name}.bin" if p.lanes == 1 else f"{name}.lane{p.lane}.bin",
+                                shape=list(p.shape), dtype=_dtype(p), offset=0, nbytes=p.nbytes, hbm=p.hbm,
+                                where="hbm", role="layer weight", layer=i, field=p.field, port=p.name,
+                                layout=str(p.packing.layout), lane=p.lane, lanes=p.lanes, words=p.words))
     tensors.append(_entry("final_norm", (c.hidden,), None, where="host", role="final norm"))
     if c.norm == "layernorm":
         tensors.append(_entry("final_norm_b", (c.hidden,), None, where="host", role="final norm bias"))
@@ -346,7 +451,10 @@ def weight_manifest(model, variants: list[LayerVariant], banks: dict) -> dict:
             tensors.append(_entry(f"rope{j}_{part}", (model.max_len, c.head_dim), None, where="host",
                                   role=f"rope {part} table", theta=th))
     return dict(format=FORMAT, model=c.name or c.family, family=c.family, scheme=model.quant, byte_order="little",
-                layout="row-major (C order): each file is the plain array the layer kernel's m_axi port reads",
+                layout="host files (where: host) are row-major (C order); a layer weight file (where: hbm) is "
+                       "the 512-bit words its m_axi port reads: the tensor packed in the words of its itensor "
+                       "layout, tiles in stream order, value i of a word in bits [i*b, (i+1)*b), word w of the "
+                       "tensor in lane w % lanes",
                 complete=model.weights is not None, layers=c.layers, max_len=model.max_len, tensors=tensors)
 
 
@@ -375,19 +483,27 @@ def _arrays(model) -> dict[str, np.ndarray]:
     return out
 
 
-def weight_files(model, manifest: dict) -> dict[str, np.ndarray]:
-    """The binary files of ``manifest`` that the model has data for: file name -> the array to write."""
+def _packing(t: dict) -> Packing:
+    """The packing of a manifest's layer weight entry."""
+    it = ITensor.parse(t["layout"])
+    return Packing(TensorType(it.dtype, tuple(t["shape"])), it)
+
+
+def weight_files(model, manifest: dict) -> dict[str, np.ndarray | bytes]:
+    """The binary files of ``manifest`` that the model has data for: file name -> the array or words to write."""
     arrays = _arrays(model)
     out = {}
     for t in manifest["tensors"]:
         a = arrays.get(t["name"])
         if a is None:
             continue
-        a = np.ascontiguousarray(a, dtype="<f4" if t["dtype"] == "float32" else "i1")
-        if list(a.shape) != t["shape"]:
-            raise LLMError(f"weight {t['name']} has shape {a.shape}, the kernel reads {tuple(t['shape'])}", user_loc(),
-                           hint="the weights do not belong to this model's config")
-        out[t["file"]] = a
+        if list(np.shape(a)) != t["shape"]:
+            raise LLMError(f"weight {t['name']} has shape {np.shape(a)}, the kernel reads {tuple(t['shape'])}",
+                           user_loc(), hint="the weights do not belong to this model's config")
+        if t["where"] == "hbm":  # the words the port reads
+            out[t["file"]] = pack(np.asarray(a), _packing(t), t["lanes"])[t["lane"]]
+        else:
+            out[t["file"]] = np.ascontiguousarray(a, dtype="<f4")
     return out
 
 
@@ -407,7 +523,7 @@ def read_weights(folder) -> dict[str, np.ndarray]:
     manifest = json.loads(path.read_text())
     if manifest.get("format") != FORMAT:
         raise LLMError(f"'{path}' is not a {FORMAT} manifest", user_loc(), hint="rebuild the project")
-    out = {}
+    out, lanes = {}, {}
     for t in manifest["tensors"]:
         parts = plain_parts(t["file"])
         if parts is None or len(parts) != 1:  # a weight file is a file of this folder, nothing else
@@ -417,13 +533,20 @@ def read_weights(folder) -> dict[str, np.ndarray]:
         if not f.exists():
             raise LLMError(f"weight file '{f}' is missing", user_loc(),
                            hint="the project was built from a model without weights; model.load(weights) and rebuild")
-        count = math.prod(t["shape"])
-        dt = "<f4" if t["dtype"] == "float32" else "i1"
-        a = np.fromfile(f, dtype=dt, count=count, offset=t["offset"])
-        if a.size != count:
-            raise LLMError(f"'{f}' holds {a.size} floats from offset {t['offset']}, the manifest says {count}",
-                           user_loc(), hint="the file is truncated; rebuild the project")
-        out[t["name"]] = a.astype(np.float32 if dt == "<f4" else np.int8).reshape(t["shape"])
+        data = f.read_bytes()[t["offset"]:]
+        if len(data) != t["nbytes"]:
+            raise LLMError(f"'{f}' holds {len(data)} bytes from offset {t['offset']}, the manifest says "
+                           f"{t['nbytes']}", user_loc(), hint="the file is truncated; rebuild the project")
+        if t["where"] == "hbm":  # a port's words: the tensor once every lane is read
+            lanes.setdefault(t["name"], (t, {}))[1][t["lane"]] = data
+            continue
+        out[t["name"]] = np.frombuffer(data, dtype="<f4").astype(np.float32).reshape(t["shape"])
+    for name, (t, parts) in lanes.items():
+        if sorted(parts) != list(range(t["lanes"])):
+            raise LLMError(f"'{path}' lists {len(parts)} of the {t['lanes']} lanes of {name}", user_loc(),
+                           hint="rebuild the project")
+        a = unpack([parts[j] for j in range(t["lanes"])], _packing(t))
+        out[name] = a.astype(np.float32) if t["dtype"] == "float32" else a.astype(np.int8)
     return out
 
 
@@ -477,6 +600,7 @@ def _host_context(model, variants, manifest, prefill_len) -> dict:
         for p in v.ports:
             by_role.setdefault(p.role, []).append(p)
         kv_in, kv_out = by_role["kv_in"], by_role["kv_out"]
+        assert [p.alias for p in kv_out] == [p.name for p in kv_in], "each store writes its own cache's buffer"
         rope = {p.name: p for p in by_role.get("rope", [])}
         scal = {p.name: p for p in by_role["scalar"]}
         vs.append(dict(
@@ -485,7 +609,7 @@ def _host_context(model, variants, manifest, prefill_len) -> dict:
             cos=rope["cos"].index if "cos" in rope else -1, sin=rope["sin"].index if "sin" in rope else -1,
             pos=scal["pos"].index, n_valid=scal["n_valid"].index,
             weights=[p.index for p in by_role["weight"]],
-            scratch=[dict(index=p.index, bytes=4 * p.count, name=p.name) for p in by_role.get("scratch", [])],
+            scratch=[dict(index=p.index, bytes=p.nbytes, name=p.name) for p in by_role.get("scratch", [])],
             nargs=len(v.ports)))
     layer_files = [[t for t in manifest["tensors"] if t.get("layer") == i] for i in range(c.layers)]
     dec = {v["kind"]: k for k, v in enumerate(vs) if v["phase"] == "decode"}
@@ -498,7 +622,7 @@ def _host_context(model, variants, manifest, prefill_len) -> dict:
         tied=manifest["tensors"][[t["name"] for t in manifest["tensors"]].index("lm_head")]["file"] == "embed.bin",
         rope_tables=len(thetas), layer_rope=layer_rope, thetas=thetas,
         layer_kind=[kinds.index(k) for k in c.layer_types], kinds=kinds,
-        hvariants=vs, cache_count=next(p.count for p in variants[0].ports if p.role == "kv_in"), decode_of_kind=[dec[k] for k in range(len(kinds))],
+        hvariants=vs, cache_bytes=next(p.nbytes for p in variants[0].ports if p.role == "kv_in"), decode_of_kind=[dec[k] for k in range(len(kinds))],
         prefill_of_kind=[pre.get(k, -1) for k in range(len(kinds))],
         nweights=len(vs[0]["weights"]), layer_files=layer_files, eos=list(c.eos_token_ids),
     )
@@ -535,8 +659,11 @@ def _render(model, variants, banks, manifest, prefill_len, board) -> dict[str, s
 
 # -------------------------------------------------------------------------------------- build
 def build(model, output=None, prefill_len: int | None = None, board="u55c", overwrite: bool = False,
-          weights: bool = True) -> AcceleratorProject:
+          weights: bool = True, schedule: str = "explored") -> AcceleratorProject:
     """Write the accelerator project of ``model`` into ``output`` (see the module docstring).
+
+    ``schedule``: ``"explored"`` (the decode layer ``sd.explore`` finds fastest on ``board``, the design the
+    performance model reports) or ``"default"`` (the library's default schedule; see :data:`SCHEDULES`).
 
     ``prefill_len``: the prompt length the prefill kernel takes (default
     ``min(16, max_len)``; 1 builds the decode kernel only).  ``weights=False``
@@ -551,6 +678,8 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
                        f"{prefill_len!r}", user_loc(), hint="e.g. prefill_len=16; build the model with a larger max_len "
                                                             "for longer prompts")
     prefill_len = int(prefill_len)
+    if schedule not in SCHEDULES:
+        raise LLMError(f"unknown schedule {schedule!r}", user_loc(), hint=f"schedule is one of {', '.join(SCHEDULES)}")
     try:
         board = sd.board(board)
     except sd.BoardError as err:
@@ -564,9 +693,9 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
         except sd.StreamDSLError as err:
             err.loc = err.loc or user_loc()
             raise
-    variants = _variants(model, prefill_len, board)
+    variants = _variants(model, prefill_len, board, schedule)
+    _same_weight_ports(variants)
     banks = _plan_banks(model, variants, board)
-    _with_banks(variants, banks)
     manifest = weight_manifest(model, variants, banks)
     files = _render(model, variants, banks, manifest, prefill_len, board)
     wrote_weights = False
@@ -582,8 +711,8 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
             raise
     c = model.config
     return AcceleratorProject(out, c.name or c.family, variants, banks, files, wrote_weights, prefill_len,
-                              model.max_len, time.perf_counter() - t0)
+                              model.max_len, time.perf_counter() - t0, schedule)
 
 
-__all__ = ["AcceleratorProject", "LayerVariant", "Port", "build", "read_weights", "load_weights", "weight_manifest",
-           "write_weights", "HBM"]
+__all__ = ["AcceleratorProject", "LayerVariant", "Port", "SCHEDULES", "build", "forward_syncs", "read_weights",
+           "load_weights", "weight_manifest", "write_weights"]

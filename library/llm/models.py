@@ -29,12 +29,12 @@ from streamdsl.progress import bar
 
 from .blocks import default_schedule
 from .config import FULL, LLMConfig, LLMError, user_loc
-from .embed import make_embedding, make_gpt2_embedding
 from .layers import LayerSpec, make_layer
 from .linear import make_lm_head
 from .norms import make_layernorm, make_rmsnorm
 from .rope import rope_inv_freq, rope_tables
 from .qlayers import SCHEMES, make_qlayer
+from .token import embedding_for
 from .weights import LayerWeights, ModelWeights, QuantLinear, quantize
 
 MODES = ("sim", "csim")  # the reference simulator, or g++ C-simulation of the emitted HLS
@@ -128,9 +128,12 @@ class LLM:
         """Does the layer for ``t`` new tokens (1: decode, more: prefill) pack its W4A8 linears (``pack``)?"""
         return self.pack is True or self.pack == ("decode" if t == 1 else "prefill")
 
-    def schedule(self, t: int, kind: str = FULL):
-        """The layer's dataflow schedule: every task pipelined, one fused region, rows streamed, FIFOs sized."""
-        key = (t, kind)
+    def schedule(self, t: int, kind: str = FULL, decode=None):
+        """The layer's dataflow schedule: every task pipelined, one fused region, rows streamed, FIFOs sized.
+
+        A layer of ``t > 1`` tokens reads the weights and caches over the ports of the decode layer's schedule
+        ``decode`` (default: ``schedule(1, kind)``), so both phases read one copy in DRAM."""
+        key = (t, kind, id(decode) if decode is not None and t != 1 else None)
         if key not in self._schedules:
             spec = self.layer(t, kind)
             g = sd.schedule(spec.function)
@@ -142,13 +145,46 @@ class LLM:
                     g.stream(e, tile=(1, ty.shape[1]))
                 elif ty.rank == 3:  # per-head tensors and KV caches: one head at a time
                     g.stream(e, tile=(1,) + ty.shape[1:])
-                if ty.rank == 3 and g.graph.edges[e.name].is_output:  # the new keys / values: into the cache
-                    place = self.kv_rows()
-                    g.store_at(e, place.offset, axis=place.axis, extent=place.extent)
+            self._store_new_rows(g)
+            if t != 1:
+                self._share_buffers(g, decode if decode is not None else self.schedule(1, kind))
             g.fuse(*g.tasks())
             g.size_fifos()
-            self._schedules[key] = g
-        return self._schedules[key]
+            self._schedules[key] = (g, decode)  # the decode schedule kept alive while its id() keys this one
+        return self._schedules[key][0]
+
+    def explored(self, kind: str = FULL, board="u55c"):
+        """The decode layer of ``kind`` as ``sd.explore(model, board)`` finds it fastest on ``board`` (the design
+        the performance model reports and ``build`` emits by default); explored once per board."""
+        key = ("explored", kind, sd.board(board).name)
+        if key not in self._schedules:
+            self._schedules[key] = (sd.explore(self, board, t=1, kind=kind).best.schedule, None)
+        return self._schedules[key][0]
+
+    def _store_new_rows(self, g) -> None:
+        """The layer's new keys and values (its 2nd and 3rd results) go into its caches (its rank-3
+        parameters, in order) at ``pos``: each store writes the cache's own buffer, in its layout."""
+        caches = [p.name for p in g.graph.ir.params if getattr(p.type, "rank", 0) == 3]
+        place = self.kv_rows()
+        for new, cache in zip(g.graph.outputs[1:], caches, strict=True):
+            g.store_at(g.edge(new), place.offset, axis=place.axis, extent=place.extent, into=g.edge(cache))
+
+    def _share_buffers(self, g, decode) -> None:
+        """The inputs the layer shares with the decode layer (the weights, the caches: every input of one
+        type in both) lie in DRAM alike: ``g`` reads each in the decode layer's stream layout (a DMA stores
+        its tensor's tiles in stream order) over the decode layer's ports."""
+        mine = {p.name: p.type for p in g.graph.ir.params}
+        ports = decode.timing().plan.ports
+        for p in decode.graph.ir.params:
+            if mine.get(p.name) != p.type or not isinstance(p.type, sd.TensorType):
+                continue
+            theirs = decode.graph.edges[p.name].consumers
+            if len(theirs) == 1 and len(g.graph.edges[p.name].consumers) == 1:
+                lay = decode.layout(p.name, theirs[0][0])
+                if str(lay) != str(g.layout(p.name, g.graph.edges[p.name].consumers[0][0])):
+                    g.stream(g.edge(p.name), itensor=lay)
+            if p.name in ports:
+                g.ports(g.edge(p.name), ports[p.name])
 
     def design(self, t: int = 1, kind: str | None = None):
         """The layer design for ``t`` new tokens of layer kind ``kind`` (default: the first kind) as
@@ -167,8 +203,7 @@ class LLM:
         if key not in self._kernels:
             c = self.config
             if what == "embed":
-                k = (make_gpt2_embedding(t, c.vocab, c.hidden, c.max_positions) if c.family == "gpt2"
-                     else make_embedding(t, c.vocab, c.hidden, c.embed_scale if c.embed_scale != 1.0 else None))
+                k = embedding_for(c, t)
             elif what == "norm":
                 k = (make_layernorm(t, c.hidden, c.norm_eps) if c.norm == "layernorm"
                      else make_rmsnorm(t, c.hidden, c.norm_eps, unit_offset=c.norm == "rmsnorm1p"))

@@ -30,8 +30,10 @@ matrices move at their width and feed int32 MACs (narrow multipliers in
 LUTs); activations, norms, attention and the KV cache stay fp32, and every
 tensor moves at the width the design stores it with.  ``bits=FP32`` models
 the fp32 accelerator.  The LM head and the embedding run on the host (as the
-paper's accelerator does only the decoder layers) and are excluded;
-``report()`` prints what the head would add.
+paper's accelerator does only the decoder layers) and are excluded, as are the
+launches and PCIe transfers: these are the layer kernels alone, of the explored
+design (``streamdsl llm build`` emits its decode layer, not its prefill layer); :mod:`.e2e` prices
+what a user of the generated project waits for.
 """
 from __future__ import annotations
 
@@ -61,11 +63,20 @@ def _map_config(cfg: Config, src_fn, dst_fn) -> Config:
                                split=tuple(dst[pos[n]] for n in cfg.split))
 
 
+def layer_matrix_elements(c: LLMConfig) -> int:
+    """Elements of one layer's weight matrices (q, k, v, o and the MLP's)."""
+    h = c.hidden
+    return h * c.q_dim + 2 * h * c.kv_dim + c.q_dim * h + (3 if c.gated_mlp else 2) * h * c.intermediate
+
+
+def layer_weight_bytes(c: LLMConfig, bits: dict | None) -> int:
+    """Bytes of every layer's weight matrices at the scheme's weight width (``bits``; None: fp32)."""
+    return c.layers * layer_matrix_elements(c) * (bits or FP32)["weights"] // 8
+
+
 def layer_macs(c: LLMConfig, context: int) -> int:
     """Multiply-accumulates of one layer for one token: the weight matrices plus attention over ``context`` keys."""
-    h = c.hidden
-    mats = h * c.q_dim + 2 * h * c.kv_dim + c.q_dim * h + (3 if c.gated_mlp else 2) * h * c.intermediate
-    return mats + 2 * c.heads * context * c.head_dim
+    return layer_matrix_elements(c) + 2 * c.heads * context * c.head_dim
 
 
 @dataclass
@@ -129,11 +140,7 @@ class LLMPerf(ModelPerf):
         return out
 
     def weight_bytes(self) -> int:
-        w = self.bits or FP32
-        c = self.config
-        h = c.hidden
-        mats = h * c.q_dim + 2 * h * c.kv_dim + c.q_dim * h + (3 if c.gated_mlp else 2) * h * c.intermediate
-        return c.layers * mats * w["weights"] // 8
+        return layer_weight_bytes(self.config, self.bits)
 
     @property
     def hbm_roofline_tps(self) -> float:
@@ -181,7 +188,8 @@ class LLMPerf(ModelPerf):
             + "; a chunk's attention at the full cache bound); decode at a KV cache of "
             f"{self.prompt + self.gen} positions (attention walks the whole streamed cache, masked to the valid keys)",
             "latency = TTFT + gen / decode tokens/s (the paper's definition)",
-            "LM head, final norm and embedding on the host: not modeled (the head would add "
+            "LM head, final norm and embedding on the host, launches and PCIe: not modeled here (e2e.py prices them "
+            "in the generated host program; the head would add "
             f"{self.config.vocab * self.config.hidden * (b or FP32)['weights'] / 8 / 2**20:.1f} MiB per token)",
             "the KV caches are updated in place: every decode step reads the whole cache of every layer and "
             "stores only the new token's keys and values into it (g.store_at)",
@@ -238,12 +246,14 @@ class LLMPerf(ModelPerf):
                 out.append("the KV-cache append streams the whole cache through to attention, the new rows put in "
                            "on the way: " + ", ".join(f"{n.name} {n.cycles}" for n in kv) + " cycles")
             if self.quant == "fp32":
-                out.append("each fp32 MAC lane costs 5 DSPs and sustains 1 MAC per 4 cycles (the fadd recurrence on "
-                           "the scalar accumulator of every library linear); int8 x int4 MACs (quant='w4a8') are "
+                out.append("each fp32 MAC lane costs 5 DSPs and sustains 1 MAC per fadd recurrence (the add's "
+                           "latency less one cycle, on the scalar accumulator of every library linear); int8 x int4 "
+                           "MACs (quant='w4a8') are "
                            "LUT multipliers with 1-cycle adds")
             if red:
-                out.append("fp32 reductions are bound by the fadd latency (4 cycles): a norm's sum retires one "
-                           "element per partial-sum lane every 4 cycles and its lanes combine pairwise; attention "
+                out.append("fp32 reductions are bound by the fadd recurrence (the add's latency less one cycle): "
+                           "a norm's sum retires one element per partial-sum lane each recurrence and its lanes "
+                           "combine pairwise; attention "
                            f"walks the whole cache ({self.prompt + self.gen} positions) of every head, its softmax "
                            "sum in four interleaved parts (a key of every head a cycle) and its dot products and "
                            "value rows as many lanes as the board leaves: " + ", ".join(f"{n.name} {n.cycles}" for n in red) + " cycles")
@@ -430,4 +440,4 @@ def _chunks(prompt: int, chunk: int | None) -> list[int]:
     return out
 
 
-__all__ = ["FP32", "LLMPerf", "W4A8", "W8A8", "layer_macs", "llm_perf"]
+__all__ = ["FP32", "LLMPerf", "W4A8", "W8A8", "layer_macs", "layer_matrix_elements", "layer_weight_bytes", "llm_perf"]

@@ -97,12 +97,17 @@ def packs(wbits: int, n_in: int, n_out: int) -> bool:
     return wbits == 4 and n_out % 2 == 0 and n_in <= PACK_MAX_IN
 
 
-def _quant_linear(name: str, t: int, n_in: int, n_out: int, wbits: int, bias: bool, pack: bool = False):
-    sizes(name, t=t, n_in=n_in, n_out=n_out)
+def check_accumulator(name: str, n_in: int, wbits: int) -> None:
+    """Refuse a reduction of ``n_in`` int8 x int{wbits} products that could overflow an int32 accumulator."""
     if n_in * 127 * qmax(wbits) > 2**31 - 1:
         fail(f"{name}: n_in={n_in} can overflow the int32 accumulator ({n_in} * 127 * {qmax(wbits)} > 2**31 - 1)",
              hint="split the reduction into chunks of at most "
                   f"{(2**31 - 1) // (127 * qmax(wbits))} inputs and add the dequantised partial sums")
+
+
+def _quant_linear(name: str, t: int, n_in: int, n_out: int, wbits: int, bias: bool, pack: bool = False):
+    sizes(name, t=t, n_in=n_in, n_out=n_out)
+    check_accumulator(name, n_in, wbits)
     if pack and packs(wbits, n_in, n_out):
         return _packed_linear(name, t, n_in, n_out, bias)
     quantize_rows = make_quantize_rows(t, n_in)

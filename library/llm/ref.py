@@ -238,3 +238,45 @@ def residual_add(a, b):
 def argmax(x):
     """First index of the maximum along the last axis (np.argmax, like torch.argmax)."""
     return np.argmax(np.asarray(x), axis=-1).astype(np.int32)
+
+
+# ------------------------------------------------------------------ the device side of a token
+def lm_head_quant(h, wq, sw):
+    """The W8A8 / W4A8 LM head of :mod:`.token`: :func:`linear_quant` in the kernels' order (no bias)."""
+    return linear_quant(h, wq, sw)
+
+
+_M32 = 0xFFFFFFFF
+
+
+def philox2x32(c0: int, c1: int, key: int, rounds: int = 10) -> tuple[int, int]:
+    """Philox-2x32-``rounds`` (Salmon et al., SC 2011; Random123's constants): the counter (c0, c1) under ``key``.
+
+    A round: ``hi:lo = c0 * 0xD256D193`` (64 bits), ``(c0, c1) = (hi ^ key ^ c1, lo)``, then ``key += 0x9E3779B9``.
+    """
+    c0, c1, key = c0 & _M32, c1 & _M32, key & _M32
+    for _ in range(rounds):
+        p = c0 * 0xD256D193
+        c0, c1 = ((p >> 32) ^ key ^ c1) & _M32, p & _M32
+        key = (key + 0x9E3779B9) & _M32
+    return c0, c1
+
+
+def uniform(bits: int) -> np.float32:
+    """The top 24 of 32 random bits as an exact float32 in [0, 1): ``(bits >> 8) * 2**-24``."""
+    return np.float32(bits >> 8) * np.float32(2.0**-24)
+
+
+def sample_top_k(logits, k: int, temperature: float, u: float) -> int:
+    """Temperature and top-k sampling by inverse CDF, as :func:`.token.make_sampler` computes it in float32.
+
+    The k largest logits (ties by the smaller id: a stable descending sort), ``p_j = exp((x_j - x_0) / T)``,
+    running sums ``S_j`` in order, and the first ``j`` with ``u * S_{k-1} < S_j`` (``k - 1`` if none).
+    """
+    x = np.asarray(logits, np.float32).reshape(-1)
+    order = np.argsort(-x, kind="stable")[:k]
+    top = x[order]
+    sums = np.cumsum(np.exp((top - top[0]) / np.float32(temperature)), dtype=np.float32)
+    target = np.float32(u) * sums[-1]
+    hits = np.nonzero(target < sums)[0]
+    return int(order[hits[0] if hits.size else k - 1])

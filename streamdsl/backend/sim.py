@@ -14,6 +14,7 @@ Large iteration spaces run in chunks so memory stays bounded.
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ import numpy as np
 from ..errors import KernelTypeError, Loc, ShapeError, caller_loc, user_facing
 from ..ir.depend import carries_nothing
 from ..ir.deps import LoopInfo, accumulation, classify
+from ..ir.memo import IdentityMemo
 from ..ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load,
     Ref, Return, Select, Store, UnaryOp, Var, walk, written_params,
@@ -67,30 +69,48 @@ class _Ctx:
         return tuple(self.extents) + (1,) * (ndim - len(self.extents))
 
 
+@dataclass
+class _Plan:
+    """How a kernel runs: its privatized IR, how each loop may run, and the float sums' constraints."""
+
+    kernel: Kernel
+    ndim: int
+    loops: dict[int, LoopInfo]
+    accs: set[int]
+    stepped: set[int]
+    whole: set[int]
+    room: dict[int, int]
+
+
+def _plan_uncached(kernel: Kernel) -> _Plan:
+    kernel = privatize(kernel)  # per-row accumulators made per-iteration, so row loops vectorise
+    loops: dict[int, LoopInfo] = {}
+    accs: set[int] = set()
+    for n in (n for s in kernel.body for n in walk(s)):
+        if isinstance(n, For):
+            info = classify(n)
+            if info.kind == "sequential" and _vectorisable(kernel, n):
+                info = LoopInfo("parallel")  # the exact dependence test proves what classify could not
+            loops[id(n)] = info
+            accs |= info.accumulations
+    return _Plan(kernel, _max_depth(kernel.body), loops, accs, *_ordered_sums(kernel, loops))
+
+
+_plan = IdentityMemo(_plan_uncached, 512)
+
+
 class Interpreter:
     """Runs one kernel invocation; ``run`` returns its results as NumPy values."""
 
     def __init__(self, kernel: Kernel):
-        kernel = privatize(kernel)  # per-row accumulators made per-iteration, so row loops vectorise
-        self.kernel = kernel
-        self.ndim = _max_depth(kernel.body)
-        self.loops: dict[int, LoopInfo] = {}
-        self.accs: set[int] = set()
-        for n in (n for s in kernel.body for n in walk(s)):
-            if isinstance(n, For):
-                info = classify(n)
-                if info.kind == "sequential" and _vectorisable(kernel, n):
-                    info = LoopInfo("parallel")  # the exact dependence test proves what classify could not
-                self.loops[id(n)] = info
-                self.accs |= info.accumulations
+        plan = _plan(kernel)  # the same for every call of the kernel
+        self.kernel, self.ndim, self.loops, self.accs = plan.kernel, plan.ndim, plan.loops, plan.accs
+        self.stepped, self.whole, self.room = plan.stepped, plan.whole, plan.room
 
     # ------------------------------------------------------------------ entry
     def run(self, args, call_loc: Loc | None = None):
         k = self.kernel
-        if len(args) != len(k.params):
-            raise KernelTypeError(
-                f"kernel '{k.name}' takes {len(k.params)} argument(s), got {len(args)}", call_loc,
-                hint=f"signature: {k.name}({', '.join(f'{p.name}: {p.type}' for p in k.params)})")
+        check_count(k, args, call_loc)
         self.env: dict[str, object] = {}
         self.decl_depth: dict[str, int] = {}
         written = set(written_params(k))
@@ -135,10 +155,7 @@ class Interpreter:
             try:
                 self.env[s.name] = np.full(t.shape, fill, dtype=t.dtype.np)
             except (MemoryError, ValueError):  # NumPy: cannot allocate, or a size past its index range
-                raise ShapeError(f"local tensor '{s.name}: {t}' needs {_bytes(t.size * t.dtype.np.itemsize)}, more "
-                                 "than the simulator can allocate", s.loc,
-                                 hint="no accelerator holds it on chip either: use a smaller shape, or tile the "
-                                      "computation over a smaller buffer") from None
+                raise alloc_error(s) from None
             return None
         if isinstance(s, If):
             cond = np.asarray(self.eval(s.cond, ctx)).astype(bool)
@@ -174,7 +191,7 @@ class Interpreter:
     def loop(self, s: For, ctx: _Ctx):
         start, stop = self.eval(s.start, ctx), self.eval(s.stop, ctx)
         start64, stop64 = np.asarray(start, np.int64), np.asarray(stop, np.int64)
-        vector = self.loops[id(s)].kind != "sequential" and ctx.depth < self.ndim
+        vector = self.loops[id(s)].kind != "sequential" and id(s) not in self.stepped and ctx.depth < self.ndim
         if s.step > 0:
             lo, hi = int(start64.min()), int(stop64.max())
         else:
@@ -202,7 +219,7 @@ class Interpreter:
                     return r
             return None
         outer = int(np.prod(ctx.extents)) if ctx.extents else 1
-        per = max(1, CHUNK // max(1, outer))
+        per = values.size if id(s) in self.whole else max(1, CHUNK // max(1, outer * self.room.get(id(s), 1)))
         axis_shape = [1] * self.ndim
         for c0 in range(0, values.size, per):
             chunk = values[c0:c0 + per]
@@ -475,6 +492,77 @@ def _check_bounds(buf, idx, node) -> None:
             )
 
 
+def _ordered_sums(k: Kernel, loops: dict[int, LoopInfo]) -> tuple[set[int], set[int], dict[int, int]]:
+    """How loops run so that every float sum (and product) adds in program order, whatever the chunking.
+
+    A vectorised accumulation adds its iterations in loop-nest order over the vectorised loops it sums over
+    (its axes), one vector step at a time, so the sum is in program order only if every step covers whole
+    runs of its inner axes: an axis inside a vectorised axis may neither run sequentially nor in chunks.
+    Returns the loops that run sequentially although they could be vectorised (outside a sequential
+    axis), the loops that never run in chunks (inside a vectorised axis), and per loop the elements its
+    unchunked inner axes add to each of its chunks (at most, from the loop bounds), so memory stays
+    bounded by about ``CHUNK``."""
+    from ..ir.bounds import loop_trips
+
+    sums: list[tuple[list[For], list[For]]] = []  # per float sum: the loops around it, and those it sums over
+
+    def go(body, around: list[For], decls: dict[str, int]) -> None:
+        decls = dict(decls)
+        for s in body:
+            if isinstance(s, Decl):
+                decls[s.name] = len(around)
+            elif isinstance(s, For):
+                go(s.body, around + [s], decls)
+            elif isinstance(s, If):
+                go(s.then, around, decls)
+                go(s.orelse, around, decls)
+            elif isinstance(s, (Store, Assign)) and _ordered_float(s):
+                if isinstance(s, Assign):
+                    axes = around[decls.get(s.name, 0):]
+                else:  # a loop whose variable, or a local made inside it, moves the index is not summed over
+                    used = {n.name for i in s.indices for n in walk(i) if isinstance(n, Var)}
+                    axes = [lp for d, lp in enumerate(around)
+                            if lp.var not in used and not any(decls.get(u, -1) > d for u in used)]
+                sums.append((around, axes))
+
+    go(k.body, [], {})
+    stepped: set[int] = set()
+    changed = True
+    while changed:  # an axis made sequential may put another sum's outer axis outside a sequential one
+        changed = False
+        for _, axes in sums:
+            seq = [i for i, lp in enumerate(axes) if loops[id(lp)].kind == "sequential" or id(lp) in stepped]
+            for lp in axes[:seq[-1]] if seq else ():
+                if id(lp) not in stepped and loops[id(lp)].kind != "sequential":
+                    stepped.add(id(lp))
+                    changed = True
+    trips = loop_trips(k.body)
+    whole: set[int] = set()
+    room: dict[int, int] = {}
+    for around, axes in sums:
+        vec = [lp for lp in axes if loops[id(lp)].kind != "sequential" and id(lp) not in stepped]
+        whole |= {id(lp) for lp in vec[1:]}
+        for i, lp in enumerate(around):
+            inner = int(np.prod([trips.get(id(x)) or 1 for x in vec[1:] if around.index(x) > i]))
+            room[id(lp)] = max(room.get(id(lp), 1), inner)
+    return stepped, whole, room
+
+
+def _ordered_float(s) -> bool:
+    acc = accumulation(s) if isinstance(s, (Store, Assign)) else None
+    v = s.value.operand if isinstance(s.value, Cast) else s.value
+    return acc is not None and acc[0] in ("add", "sub", "mul") and isinstance(v.dtype, FloatType)
+
+
+def alloc_error(s: Alloc) -> ShapeError:
+    """The error of a local tensor the simulator cannot allocate (either path)."""
+    t = s.type
+    return ShapeError(f"local tensor '{s.name}: {t}' needs {_bytes(t.size * t.dtype.np.itemsize)}, more than the "
+                      "simulator can allocate", s.loc,
+                      hint="no accelerator holds it on chip either: use a smaller shape, or tile the computation "
+                           "over a smaller buffer")
+
+
 def _bytes(n: int) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB":
@@ -491,6 +579,13 @@ def _max_depth(stmts) -> int:
         elif isinstance(s, If):
             best = max(best, _max_depth(s.then), _max_depth(s.orelse))
     return best
+
+
+def check_count(k: Kernel, args, call_loc) -> None:
+    if len(args) != len(k.params):
+        raise KernelTypeError(
+            f"kernel '{k.name}' takes {len(k.params)} argument(s), got {len(args)}", call_loc,
+            hint=f"signature: {k.name}({', '.join(f'{p.name}: {p.type}' for p in k.params)})")
 
 
 def _check_arg(k: Kernel, p, a, call_loc):
@@ -535,9 +630,26 @@ def _write_back(user: np.ndarray, value: np.ndarray, p, k: Kernel, call_loc) -> 
     np.copyto(user, np.asarray(value).astype(user.dtype, copy=False), casting="unsafe")
 
 
-def simulate(kernel: Kernel, *args, call_loc: Loc | None = None):
-    """Run ``kernel`` on NumPy arrays; returns one array, a tuple, or None."""
-    return Interpreter(kernel).run(args, call_loc)
+def simulate(kernel: Kernel, *args, call_loc: Loc | None = None, mode: str | None = None):
+    """Run ``kernel`` on NumPy arrays; returns one array, a tuple, or None.
+
+    ``mode``: ``"interp"`` runs this interpreter (the definition), ``"compiled"`` the kernel compiled to
+    native code (``native.py``, bit-identical), ``"auto"`` (the default, or ``$STREAMDSL_SIM``) compiles a
+    kernel once that pays and interprets the rest."""
+    from . import native
+
+    mode = native.sim_mode(mode)
+    if mode != "interp":
+        done = native.run(kernel, args, call_loc, mode)
+        if done is not None:
+            return done[0]
+    if mode != "auto":
+        return Interpreter(kernel).run(args, call_loc)
+    t0 = time.perf_counter()
+    try:
+        return Interpreter(kernel).run(args, call_loc)
+    finally:
+        native.spent(kernel, time.perf_counter() - t0)
 
 
 class SimModule:

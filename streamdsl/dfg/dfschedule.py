@@ -67,6 +67,7 @@ class Placement:
     axis: int
     extent: int
     offset: str
+    into: str | None = None  # the graph input whose buffer the host passes as this port (it lies as that input)
 
     def full_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         return shape[:self.axis] + (self.extent,) + shape[self.axis + 1:]
@@ -76,7 +77,8 @@ class Placement:
         return min(max(int(offset), 0), self.extent - rows)
 
     def __str__(self) -> str:
-        return f"at {self.offset} of {self.extent} along axis {self.axis}"
+        into = f" of {self.into}'s buffer" if self.into else ""
+        return f"at {self.offset} of {self.extent} along axis {self.axis}{into}"
 
 
 def _err(prim: str, message: str, hint: str | None = None) -> ScheduleError:
@@ -102,6 +104,7 @@ class DataflowSchedule:
         self._pins: dict[str, int] = {}
         self._bundles: list[tuple[str, ...]] = []
         self._placed: dict[str, Placement] = {}
+        self._ports: dict[str, tuple] = {}  # tensor -> (ports, where g.ports asked)
         self._sized: dict[str, int] = {}
         self._sizing: F.Sizing | None = None
         self._sized_for: tuple | None = None  # the timing key the sizing was computed for
@@ -281,12 +284,15 @@ class DataflowSchedule:
     def bundles(self) -> list[tuple[str, ...]]:
         return list(self._bundles)
 
-    def store_at(self, edge, offset: str, axis: int, extent: int) -> Placement:
+    def store_at(self, edge, offset: str, axis: int, extent: int, into=None) -> Placement:
         """Store graph result ``edge`` in place, into a larger array: the top function's port is ``extent``
         long along ``axis`` and the result's ``n`` rows land at ``offset .. offset + n - 1`` there (``offset``
         a scalar parameter, clamped to ``0 .. extent - n``); the rest of the array is left as it was.  A KV
         cache updated in place: the layer returns only its new rows, its store DMA writes just those, and
-        the host passes the cache buffer itself as the port (the function's value is still the rows)."""
+        the host passes the cache buffer itself as the port (the function's value is still the rows).
+        ``into``: the graph input (an edge handle) whose buffer the host passes as this port, the cache the
+        layer also reads: the port then lies in DRAM as that input does, so what the store writes is what the
+        next call's load reads."""
         name = self._edge("store_at", edge)
         e = self.graph.edges[name]
         if not e.is_output:
@@ -309,9 +315,40 @@ class DataflowSchedule:
         if name in self._placed:
             raise _err("store_at", f"edge '{name}' is already stored {self._placed[name]}",
                        hint="each result is stored in one place")
-        self._placed[name] = Placement(axis, extent, offset)
-        self._record("store_at", EdgeHandle(self, name), offset, axis=axis, extent=extent)
+        src = None
+        if into is not None:
+            src = self._edge("store_at", into)
+            full = shape[:axis] + (extent,) + shape[axis + 1:]
+            if not self.graph.edges[src].is_input or tuple(self.graph.edges[src].type.shape) != tuple(full) \
+                    or self.graph.edges[src].type.dtype != e.type.dtype:
+                raise _err("store_at", f"into must be a graph input of the whole array's type "
+                           f"({e.type.dtype}{list(full)}), got edge '{src}' ({self.graph.edges[src].type})",
+                           hint="the cache the layer reads: into=g.edge(\"kc\")")
+        self._placed[name] = Placement(axis, extent, offset, src)
+        kw = {"into": EdgeHandle(self, src)} if src is not None else {}
+        self._record("store_at", EdgeHandle(self, name), offset, axis=axis, extent=extent, **kw)
         return self._placed[name]
+
+    def ports(self, edge, n: int) -> int:
+        """Move graph input or result ``edge`` over ``n`` m_axi ports of 512-bit words (word ``w`` of its
+        DRAM image on port ``w % n``, a memory channel a port), whatever the channel allocation would give
+        it: the DRAM layout of a buffer two designs share (a prefill and a decode layer reading one copy
+        of the weights).  ``n`` must divide the words of a token of the tensor's one DMA (checked when the
+        design is timed); 1 always works."""
+        name = self._edge("ports", edge)
+        e = self.graph.edges[name]
+        if not (e.is_input or e.is_output):
+            raise _err("ports", f"edge '{name}' is on chip: only graph inputs and results have m_axi ports",
+                       hint="set the ports of what the function takes or returns")
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
+            raise _err("ports", f"ports must be an integer from 1 to 64, got {n!r}", hint="e.g. g.ports(w, 4)")
+        self._ports[name] = (n, caller_loc())
+        self._record("ports", EdgeHandle(self, name), n)
+        return n
+
+    def pinned_ports(self) -> dict[str, int]:
+        """The m_axi ports ``g.ports`` pinned, by edge."""
+        return {e: n for e, (n, _loc) in self._ports.items()}
 
     def placements(self) -> dict[str, Placement]:
         """The results ``store_at`` places in larger arrays, by edge."""
@@ -412,9 +449,10 @@ class DataflowSchedule:
         ``size_fifos``, the HLS FIFO order and ``model_design`` all read it."""
         low = self.lowered()
         b = self._board if board is None else get_board(board)
-        key = (self.design_key(), b, clock_mhz, tuple(sorted((bits or {}).items())))
+        key = (self.design_key(), b, clock_mhz, tuple(sorted((bits or {}).items())), tuple(self._placed.items()),
+               tuple((e, n) for e, (n, _) in self._ports.items()))
         if self._timing is None or self._timing[0] != key:
-            self._timing = (key, design_timing(low, self.kernel_ir, b, clock_mhz, bits))
+            self._timing = (key, design_timing(low, self.kernel_ir, b, clock_mhz, bits, self._placed, self._ports))
         return self._timing[1]
 
     # ------------------------------------------------------------------ FIFOs

@@ -69,11 +69,20 @@ def _tile(k: Kernel, loop: str, name: str, shape) -> tuple[tuple[int, ...], tupl
 
 
 def _plan(k: Kernel, name: str, ty):
-    """(the loops to fuse, or the pipeline alone; tile; order) when streaming ``name`` that way moves a token an
-    iteration through a one-token window."""
+    """(the loops to fuse, or the one loop whose iterations are the steps; tile; order) when streaming ``name``
+    that way moves a token an iteration through a one-token window.  The fused nest is tried first (a token a
+    pipeline iteration); when it cannot be steps (more than ``MAX_STEPS`` iterations: a big layer at one lane),
+    the loop around the pipeline alone (a token, its slice of ``name``, an iteration of it)."""
     nest = _nest(k, name)
     if nest is None:
         return None
+    got = _plan_of(k, nest, name, ty)
+    if got is None and len(nest) == 2:
+        got = _plan_of(k, nest[:1], name, ty)
+    return got
+
+
+def _plan_of(k: Kernel, nest: tuple[str, ...], name: str, ty):
     try:
         fused, var = P.fuse(k, nest) if len(nest) == 2 else (k, nest[0])
     except P.Refusal:  # bounds fuse cannot take: the nest stays as it is

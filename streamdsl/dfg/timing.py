@@ -37,6 +37,7 @@ The mapping, and why:
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..boards import Board, board as get_board
@@ -47,6 +48,9 @@ from .channels import (DMA_LATENCY, DmaModel, allocate_channels, analytic_cycles
                        dma_windows)
 from .itensor import Converter
 from .layout import dtype_bits
+from .packing import BUS_BITS, WORD_BYTES, beats_of
+from .streamplan import StreamPlan, stream_plan
+from .tasks import task_ir
 from .tokensim import Edge, Task
 
 CONVERTER_LATENCY = 2
@@ -82,16 +86,18 @@ def kernel_task(name: str, rep: KernelReport, iters: int) -> Task:
     return spread(name, max(1, int(rep.cycles)), int(depth), iters)
 
 
-def converter_task(name: str, cv: Converter) -> Task:
+def converter_task(name: str, cv: Converter, token_cycles: int = 1) -> Task:
+    """``token_cycles``: cycles a token's beats take on the slower side."""
     tin, tout = cv.src.num_tokens, cv.dst.num_tokens
     n = max(tin, tout)
     blocks = math.prod(cv.src.trips[d] for d in cv.shared) if cv.shared else 1
     lag = max(1, n // blocks)
-    return Task(name, n + lag, 1, CONVERTER_LATENCY, fill=lag, drain=lag)
+    return Task(name, n + lag, max(1, token_cycles), CONVERTER_LATENCY, fill=lag, drain=lag)
 
 
-def fork_task(name: str, tokens: int) -> Task:
-    return Task(name, max(1, tokens), 1, FORK_LATENCY)
+def fork_task(name: str, tokens: int, token_cycles: int = 1) -> Task:
+    """One token in and out to every branch a ``token_cycles`` (its beats)."""
+    return Task(name, max(1, tokens), max(1, token_cycles), FORK_LATENCY)
 
 
 def local_bytes(k: Kernel) -> int:
@@ -116,7 +122,9 @@ class DesignTiming:
     edges: list[Edge]
     dmas: list[DmaModel] = field(default_factory=list)
     channels_used: int = 0
-    kernels: dict[str, KernelReport] = field(default_factory=dict)
+    kernels: dict[str, KernelReport] = field(default_factory=dict)  # the cost model's report of each process
+    plan: StreamPlan | None = None  # packings, FIFOs and beats (:mod:`.streamplan`)
+    processes: dict[str, Kernel] = field(default_factory=dict)  # each kernel task's process (:mod:`.tasks`)
 
     @property
     def task_list(self) -> list[Task]:
@@ -133,34 +141,77 @@ class DesignTiming:
                 f"{mem.channels} used), first beat after {DMA_LATENCY} cycles"]
 
 
-def design_timing(low, kernel_ir, board="u55c", clock_mhz: float | None = None,
-                  bits: dict | None = None) -> DesignTiming:
-    """The timing of lowered design ``low`` (``kernel_ir(task)``: a task's scheduled IR) on ``board``."""
+def design_timing(low, kernel_ir, board="u55c", clock_mhz: float | None = None, bits: dict | None = None,
+                  placements: dict | None = None, ports: dict | None = None) -> DesignTiming:
+    """The timing of lowered design ``low`` (``kernel_ir(task)``: a task's scheduled IR) on ``board``
+    (``placements``: ``g.placements()``, where results are stored in place; ``ports``: tensor -> (ports,
+    location) that ``g.ports`` set)."""
     b = get_board(board)
     clock = float(clock_mhz or b.clock_mhz)
     bits = dict(bits or {})
+    placements = dict(placements or {})
     tasks: dict[str, Task] = {}
-    kernels: dict[str, KernelReport] = {}
     dmas: list[DmaModel] = []
+    first = stream_plan(low, placements, {}, ports)  # packings and alignment do not depend on the channels
     for n in low.nodes.values():
-        if n.kind == "task":
-            rep = kernel_report(kernel_ir(n.name), b, clock)
-            kernels[n.name] = rep
-            tasks[n.name] = kernel_task(n.name, rep, n.iters)
-        elif n.kind == "converter":
-            tasks[n.name] = converter_task(n.name, n.converter)
-        elif n.kind == "fork":
-            tasks[n.name] = fork_task(n.name, n.iters)
+        if n.kind == "task":  # the kernel alone, to find the DMAs' windows; its process is priced below
+            tasks[n.name] = kernel_task(n.name, kernel_report(kernel_ir(n.name), b, clock), n.iters)
+        elif n.kind in ("converter", "fork"):
+            tasks[n.name] = Task(n.name, n.iters, 1, 1)
         else:  # a DMA: its task is set once its channels are known
             d = n.dma
             w = int(bits.get(d.tensor, dtype_bits(d.layout.dtype)))
-            tb = math.ceil(math.prod(d.layout.element) * w / 8)
+            bt = beats_of(d.layout)
+            if w != dtype_bits(d.layout.dtype):  # a stored width other than the dtype's (a what-if of bits=)
+                words = math.ceil(bt.values * w / BUS_BITS) if first.aligned[n.name] else bt.values
+            else:
+                words = first.dma_words(n)
             tokens = d.layout.num_tokens
+            tb = max(1, math.ceil(words * WORD_BYTES))
             dmas.append(DmaModel(d.name, d.tensor, d.direction, n.region, w, tb * tokens, tokens, tb))
             tasks[n.name] = Task(n.name, tokens, 1, 1, fill=tokens - 1 if d.direction == "store" else 0)
     edges = low.sim_edges()
     used = _allocate(low, b, clock, tasks, edges, dmas)
-    return DesignTiming(b, clock, tuple(sorted(bits.items())), tasks, edges, dmas, used, kernels)
+    plan = stream_plan(low, placements, {d.name: d.channels for d in dmas}, ports)
+    used = _dma_tasks(b, clock, tasks, dmas, plan, low)
+    kernels: dict[str, KernelReport] = {}
+    processes: dict[str, Kernel] = {}
+    for n in low.nodes.values():
+        if n.kind == "task":
+            processes[n.name] = process_ir(low, n, kernel_ir(n.name), plan)
+            kernels[n.name] = kernel_report(processes[n.name], b, clock)
+            tasks[n.name] = kernel_task(n.name, kernels[n.name], n.iters)
+        elif n.kind == "converter":
+            (fin,) = [f for f in low.streams if f.dst == n.name]
+            fout = next(f for f in low.streams if f.src == n.name)
+            tasks[n.name] = converter_task(n.name, n.converter, max(plan.token_cycles(fin.name),
+                                                                    plan.token_cycles(fout.name)))
+        elif n.kind == "fork":
+            (fin,) = [f for f in low.streams if f.dst == n.name]
+            tasks[n.name] = fork_task(n.name, n.iters, plan.token_cycles(fin.name))
+    return DesignTiming(b, clock, tuple(sorted(bits.items())), tasks, edges, dmas, used, kernels, plan, processes)
+
+
+_PROCESSES: "OrderedDict[tuple, tuple]" = OrderedDict()  # the processes explored designs share
+
+
+def process_ir(low, n, k: Kernel, plan) -> Kernel:
+    """Task ``n``'s process (:func:`.tasks.task_ir`) with the bus plan's beats and FIFOs (remembered: the
+    designs an exploration tries share most of their tasks)."""
+    fifos = {f.edge: f for f in low.streams if f.dst == n.name or f.src == n.name}
+    t_in = [e for e in dict.fromkeys(n.ports) if e in fifos and fifos[e].dst == n.name]
+    t_out = [e for e in dict.fromkeys(n.ports) if e in fifos and fifos[e].src == n.name]
+    key = (id(k), n.name, n.tables.windows, tuple((e, f.name, plan.lanes[f.name], plan.beats[f.name])
+                                                  for e, f in sorted(fifos.items())))
+    hit = _PROCESSES.get(key)
+    if hit is not None and hit[0] is k and hit[1] is n.tables:
+        _PROCESSES.move_to_end(key)
+        return hit[2]
+    ir = task_ir(k, n, plan, fifos, t_in, t_out)
+    _PROCESSES[key] = (k, n.tables, ir)
+    if len(_PROCESSES) > 2048:
+        _PROCESSES.popitem(last=False)
+    return ir
 
 
 PAYS = 1.02  # channels beyond the fewest are kept when the design is that much slower without them (2 %)
@@ -209,6 +260,33 @@ def _allocate(low, b: Board, clock: float, tasks: dict[str, Task], edges: list[E
     used, full = allocate(spare=True)  # what a design bound by its DMAs keeps: no third allocation for it
     if fewest <= full * PAYS:
         used, _ = allocate(spare=False)
+    return used
+
+
+def _dma_tasks(b: Board, clock: float, tasks: dict[str, Task], dmas: list[DmaModel], plan, low) -> int:
+    """Each DMA's token-sim task: its words at the rate of its ports (one a port, one a memory channel, a
+    cycle at most each), a shared channel at its share; returns the channels the DMAs hold then."""
+    mem = b.memory
+    port_gbs = mem.port_bits / 8 * clock / 1e3
+    for d in dmas:
+        if d.name in plan.pinned and plan.dma_lanes[d.name] > 1:  # g.ports: a channel a port, as they ask
+            d.channels = float(plan.dma_lanes[d.name])
+        elif d.name in plan.pinned:  # one port: what the allocation gave it, a channel at most
+            d.channels = min(d.channels, 1.0)
+        elif d.channels >= 1:  # its own channels: one a port, as many as its stream has FIFOs
+            d.channels = float(min(math.ceil(d.channels - 1e-9), plan.dma_lanes[d.name]))
+        ports = max(1, math.ceil(d.channels - 1e-9))
+        d.gbs = min(ports * port_gbs, d.channels * mem.channel_gbs)
+        old = tasks[d.name]
+        d.ii, lat = dma_timing(old.iters, d.token_bytes, d.gbs * 1e9 / (clock * 1e6))
+        tasks[d.name] = Task(d.name, old.iters, d.ii, lat, fill=old.fill, drain=old.drain)
+        d.cycles = tasks[d.name].latency
+    members = {n: bundle[0] for bundle in low.bundles for n in bundle}  # a bundle's DMAs hold one set of channels
+    used = 0
+    for region in {d.region for d in dmas}:
+        mine = [d for d in dmas if d.region == region and members.get(d.name, d.name) == d.name]
+        used = max(used, sum(math.ceil(d.channels - 1e-9) for d in mine if d.channels >= 1)
+                   + (1 if any(d.channels < 1 for d in mine) else 0))
     return used
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..errors import ScheduleError, caller_loc
 from ..sched.schedule import Step, apply_step, step_line
 
-PRIMITIVES = ("schedule", "stream", "bundle", "store_at", "fuse", "auto_fuse", "fifo", "size_fifos")
+PRIMITIVES = ("schedule", "stream", "bundle", "store_at", "ports", "fuse", "auto_fuse", "fifo", "size_fifos")
 HANDLES = ("task", "edge", "fifo")
 
 

@@ -69,9 +69,12 @@ def build_design(fn: DataflowFunction, cfg: Config, base: DataflowSchedule | Non
                 g.stream(e, tile=_default_tile(node.type.shape))
             except ScheduleError:
                 pass
-    if base is not None:  # where results are stored is the interface's, not the explorer's to change
+    if base is not None:  # where results are stored, and the ports pinned, are the interface's, not the explorer's
         for e, place in base.placements().items():
-            g.store_at(g.edge(e), place.offset, place.axis, place.extent)
+            g.store_at(g.edge(e), place.offset, place.axis, place.extent,
+                       into=g.edge(place.into) if place.into is not None else None)
+        for e, n in base.pinned_ports().items():
+            g.ports(g.edge(e), n)
     stream_in_read_order(g)
     if cfg.fusion == "all":
         g.fuse(*g.tasks())

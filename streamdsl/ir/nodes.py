@@ -258,6 +258,22 @@ class CallKernel(Stmt):
 
 
 @dataclass(frozen=True, slots=True)
+class StreamMove(Stmt):
+    """Move tokens of dataflow stream ``stream`` between its FIFOs and local tensor ``buffer`` (a dataflow task's
+    process: :mod:`streamdsl.dfg.tasks`; kernels written by users hold none).  ``direction`` is ``"read"`` (FIFO
+    to buffer) or ``"write"``; at its ``i``-th execution it moves ``counts[i]`` tokens (``counts`` cycles when
+    the statement runs more often), each ``token_cycles`` cycles of beats (its beats over its FIFOs, at the
+    buffer's ports), the next tokens of the stream in order."""
+
+    stream: str
+    direction: str
+    buffer: str
+    counts: tuple[int, ...]
+    token_cycles: int
+    loc: Loc | None = _loc()
+
+
+@dataclass(frozen=True, slots=True)
 class Return(Stmt):
     values: tuple[Expr, ...]
     loc: Loc | None = _loc()

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import IRVerifyError
 from ..types import DType, TensorType
-from .nodes import (
+from .nodes import (StreamMove, 
     Alloc, Assign, Attrs, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For,
     If, Kernel, Load, Ref, Return, Select, Stmt, Store, UnaryOp, Var,
 )
@@ -160,6 +160,11 @@ def print_stmt(s: Stmt, indent: int = 0) -> str:
         return f"{pad}{outs} = {call}" if s.outs else pad + call
     if isinstance(s, Return):
         return f"{pad}return {', '.join(print_expr(v) for v in s.values)}" if s.values else pad + "return"
+    if isinstance(s, StreamMove):  # a dataflow task's process only: printed to read, not parsed back
+        n = sum(s.counts)
+        arrow = f"{s.stream} -> {s.buffer}" if s.direction == "read" else f"{s.buffer} -> {s.stream}"
+        return (f"{pad}# stream {s.direction} {arrow}: {n} token(s) over {len(s.counts)} execution(s), "
+                f"{s.token_cycles} cycle(s) each")
     raise IRVerifyError(f"not an IR statement: {s!r}", getattr(s, "loc", None))
 
 

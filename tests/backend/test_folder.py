@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -68,9 +69,7 @@ def test_a_rebuild_never_writes_through_a_link_into_the_users_folder(tmp_path):
     (mine / "ap_int.h").write_text("// mine\n")
     (mine / "scale.cpp").write_text("// also mine\n")
     for sub in ("include", "data"):  # the build's own folders, replaced by links to the user's
-        for f in (out / sub).iterdir():
-            f.unlink()
-        (out / sub).rmdir()
+        shutil.rmtree(out / sub)
         (out / sub).symlink_to(mine, target_is_directory=True)
     (out / "scale.cpp").unlink()
     (out / "scale.cpp").symlink_to(mine / "scale.cpp")  # a listed file replaced by a link
@@ -93,7 +92,7 @@ def test_overwrite_writes_beside_the_users_files_and_replaces_only_its_own(tmp_p
     build(out, overwrite=True)
     assert fingerprint(tmp_path)["prj/notes.txt"] == keep and "// edited" not in (out / "scale.cpp").read_text()
     owned = (out / MANIFEST).read_text().splitlines()
-    assert "include/ap_int.h" in owned and "notes.txt" not in owned
+    assert "include/csim/ap_int.h" in owned and "notes.txt" not in owned
 
 
 def test_output_paths_that_cannot_be_folders_are_located_errors(tmp_path):

@@ -1,4 +1,4 @@
-"""The vendor-free HLS simulation headers (streamdsl/backend/include) against
+"""The vendor-free HLS C-simulation headers (streamdsl/backend/include/csim) against
 Python-computed expectations.
 
 Each test writes a small C++ program, compiles it with g++ (-Wall -Werror) and
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-INCLUDE = Path(__file__).resolve().parents[2] / "streamdsl" / "backend" / "include"
+INCLUDE = Path(__file__).resolve().parents[2] / "streamdsl" / "backend" / "include" / "csim"
 GXX = shutil.which("g++")
 pytestmark = pytest.mark.skipif(GXX is None, reason="g++ is not installed")
 

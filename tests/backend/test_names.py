@@ -132,9 +132,12 @@ def test_reserved_list_covers_every_macro_of_the_included_headers(tmp_path):
                "hls_stream.h", "ap_int.h", "ap_fixed.h", "hls_math.h", "streamdsl_rt.h"]
     src = tmp_path / "all.cpp"
     src.write_text("".join(f"#include <{h}>\n" if "." not in h else f'#include "{h}"\n' for h in headers))
-    out = subprocess.run(["g++", "-std=c++17", "-pthread", "-dM", "-E", f"-I{INCLUDE}", str(src)],
-                         capture_output=True, text=True, check=True).stdout
-    macros = {line.split()[1].split("(")[0] for line in out.splitlines() if line.startswith("#define")}
+    macros = set()
+    for flags in (["-std=c++17", "-pthread", f"-I{INCLUDE / 'csim'}"],  # C-simulation
+                  ["-std=c++14", "-D__SYNTHESIS__", f"-I{INCLUDE / 'synth'}"]):  # the synthesis path's declarations
+        out = subprocess.run(["g++", *flags, "-dM", "-E", f"-I{INCLUDE}", str(src)],
+                             capture_output=True, text=True, check=True).stdout
+        macros |= {line.split()[1].split("(")[0] for line in out.splitlines() if line.startswith("#define")}
     missing = sorted(m for m in macros if mangle(m) == m and m not in reserved())
     assert not missing, f"add to streamdsl/backend/hls/reserved.txt: {missing}"
 

@@ -973,7 +973,58 @@ def test_results_do_not_depend_on_chunk_size(monkeypatch):
     small = [piecewise(A), reductions(A), prefix_sum(X), tri(T), invariant_summands(A[:, 0], A[:, 1])]
     for b, s in zip(big, small):
         for x, y in zip(b, s):
-            np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-4)
+            np.testing.assert_array_equal(x, y)  # float sums too: every chunking adds in program order
+
+
+BR, BC = 2048, 2100  # 4.3M iterations: more than the shipped CHUNK, so the inner loop runs in chunks
+
+
+@sd.kernel
+def big_sums(A: f32[BR, BC]) -> (f32, f32[2]):
+    """Sums over two loops that both accumulate: the inner one is chunked at the shipped CHUNK."""
+    total: f32 = 0.0
+    C: f32[2] = 0.0
+    for i in range(BR):
+        for j in range(BC):
+            total += A[i, j]
+            C[1] += A[i, j] * 0.5
+    return total, C
+
+
+def _in_order(values) -> np.float32:
+    """A float32 sum in program order (``ufunc.accumulate`` adds left to right)."""
+    return np.add.accumulate(np.concatenate([np.zeros(1, np.float32), values.ravel()]))[-1]
+
+
+@sd.kernel
+def sum_through_recurrence(A: f32[8, 5]) -> f32:
+    """``x`` sums over i and s, but s is sequential (y carries a recurrence): i may not run as one vector."""
+    x: f32 = 0.0
+    for i in range(8):
+        y: f32 = 0.0
+        for s in range(5):
+            y = y * 0.5 + A[i, s]
+            x += y
+    return x
+
+
+def test_float_sum_across_a_sequential_loop_keeps_program_order():
+    A = (rng(32).standard_normal((8, 5)) * 1000).astype(np.float32)
+    want, half = np.float32(0.0), np.float32(0.5)
+    for i in range(8):
+        y = np.float32(0.0)
+        for s in range(5):
+            y = y * half + A[i, s]
+            want = want + y
+    assert sum_through_recurrence(A) == want
+
+
+def test_chunked_float_sums_keep_program_order():
+    A = rng(31).standard_normal((BR, BC)).astype(np.float32)
+    assert BR * BC > simmod.CHUNK
+    total, C = big_sums(A)
+    assert total == _in_order(A)
+    assert C[1] == _in_order(A * np.float32(0.5)) and C[0] == 0.0
 
 
 # ====================================================================== errors at the caller's line

@@ -30,10 +30,13 @@ def test_fused_ffn_streams_rows_through_bounded_fifos():
     prj = g.build()
     src = prj.source
     assert "#pragma HLS dataflow" in src                                    # CHECK: the region
-    assert f"hls::stream<sd::token<float, 8>, {g.depth('h')[0]}> s_h(\"h\");" in src
+    # a row of 8 floats is one beat (256 bits): the FIFO is a beat wide and as deep as the sized tokens
+    assert f"hls::stream<sd::beat<float, 8>, {g.depth('h')[0]}> s_h(\"h\");" in src
     assert f"#pragma HLS stream variable=s_h depth={g.depth('h')[0]}" in src  # CHECK: the sized depth
-    assert "#pragma HLS interface mode=m_axi port=x offset=slave bundle=gmem0 depth=64 max_widen_bitwidth=512" in src
-    assert "hls::sim::run_dataflow(" in src and "#ifndef __SYNTHESIS__" in src
+    # x lies in DRAM as its 8 rows of 256 bits, two a 512-bit word, read in order (a burst)
+    assert ("#pragma HLS interface mode=m_axi port=x offset=slave bundle=gmem0 depth=4 max_read_burst_length=64 "
+            "max_write_burst_length=64") in src
+    assert "hls::sim::run_dataflow(" in src and "#ifdef STREAMDSL_THREADED_DATAFLOW" in src
     assert "//   reads x (itensor<1x8xf32, [8,1]*[1,8], (d0,d1)->(d0,d1)>): streamed: reads 8 token(s) at 8 of 9 steps, up to 1 at once" in src
     np.testing.assert_array_equal(prj.csim(X, W1, W2), ffn(X, W1, W2))
 
@@ -53,11 +56,13 @@ def test_unfused_regions_hand_over_through_dram_buffers():
     g = DataflowSchedule(ffn)
     for e in "xhry":
         g.stream(g.edge(e), tile=(2, 8))
+    g.ports(g.edge("w1"), 4)
     prj = g.build()
     src = prj.source
-    assert "float dram_h[8][8], float dram_r[8][8]" in src                  # CHECK: host-allocated DRAM
+    assert "sd::word *dram_h, sd::word *dram_r" in src                      # CHECK: host-allocated DRAM
     assert src.count("#pragma HLS dataflow") == 3
-    assert "ffn_region0(x, w1, dram_h);\n  ffn_region1(dram_h, dram_r);\n  ffn_region2(w2, dram_r, y);" in src
+    assert ("ffn_region0(x, w1, w1_1, w1_2, w1_3, dram_h);\n  ffn_region1(dram_h, dram_r);\n  "
+            "ffn_region2(w2, dram_r, y);") in src     # CHECK: w1 on the 4 ports g.ports asks, w2 on one
     np.testing.assert_array_equal(prj.csim(X, W1, W2), ffn(X, W1, W2))
 
 
@@ -84,7 +89,7 @@ def test_bypass_at_the_lp_depth_runs_in_csim():
     depth, _ = g.depth("a:add")
     src = g.build().source
     assert f"#pragma HLS stream variable=s_a_add depth={depth}" in src
-    assert "s_a_add.write(t);\n    s_a_cvt_a.write(t);" in src  # the bypass first: it is read latest
+    assert "s_a_add.write(b0);\n    s_a_cvt_a.write(b0);" in src  # the bypass first: it is read latest
     np.testing.assert_array_equal(g.build().csim(X), bypass(X))
 
 
@@ -99,3 +104,19 @@ def test_bypass_depth_minus_one_deadlocks_in_tokensim_and_csim():
         g.build().csim(X)
     assert "'a:add' blocked on write (full)" in str(cs.value)
     assert "'b' blocked on read (empty)" in str(cs.value)
+
+
+def test_ports_are_refused_where_the_words_do_not_split():
+    from streamdsl.errors import ScheduleError
+
+    g = DataflowSchedule(ffn)
+    for e in "xhry":
+        g.stream(g.edge(e), tile=(2, 8))
+    with pytest.raises(ScheduleError, match="on chip"):
+        g.ports(g.edge("h"), 2)
+    with pytest.raises(ScheduleError, match="integer from 1 to 64"):
+        g.ports(g.edge("w1"), 0)
+    g.ports(g.edge("x"), 3)  # x's tokens are 2x8 floats: one word, not a multiple of 3
+    with pytest.raises(ScheduleError, match="'x' cannot move over 3 ports") as err:
+        g.build()
+    assert err.value.loc is not None and err.value.loc.file == __file__

@@ -54,9 +54,9 @@ def test_the_rows_land_at_the_clamped_offset_and_nothing_else_is_written():
     g = design()
     prj = g.build("hls")
     src = prj.source
-    assert "float y[2][8][4], int32_t pos)" in src  # the store's array is the whole one, with the offset
+    assert "sd::word *y, int32_t pos)" in src  # the store's port is the whole array's words, with the offset
     assert "const int at = pos < 0 ? 0 : (pos > 6 ? 6 : pos);" in src
-    assert "y[e0][at + e1][e2] = t.v[" in src
+    assert "//   in DRAM: 4 x 512-bit words: 4 tile(s) of itensor<2x2x4xf32" in src  # the array as 8 rows of tiles
     rng = np.random.default_rng(0)
     C = rng.standard_normal((H, S, D)).astype(np.float32)
     X = rng.standard_normal((H, T, D)).astype(np.float32)
@@ -73,10 +73,11 @@ def test_a_write_outside_the_rows_fails_the_csim():
     full = np.zeros((H, S, D), np.float32)
     full[:, 3:5] = 1.0
     args = (None, None, np.int32(3), None)
-    np.testing.assert_array_equal(prj._window(0, place, full, rows.graph.ir.results[0], args), np.ones((H, T, D)))
+    before = np.zeros_like(full)
+    np.testing.assert_array_equal(prj._rows(0, place, full, before, rows.graph.ir.results[0], args), np.ones((H, T, D)))
     full[1, 7, 0] = 5.0
     with pytest.raises(CSimError, match="outside rows 3..4"):
-        prj._window(0, place, full, rows.graph.ir.results[0], args)
+        prj._rows(0, place, full, before, rows.graph.ir.results[0], args)
 
 
 def test_print_trace_and_timing_show_the_rows_only():

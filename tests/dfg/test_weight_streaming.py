@@ -65,7 +65,8 @@ def test_weights_stream_a_column_block_an_iteration_through_a_window():
     assert max(tables.bursts("Wq")) == 1 and not tables.buffered("Wq")  # a token a step, never the whole matrix
     src = g.build().source
     assert "Wq[32][1];" in src                                             # CHECK: the one-token window
-    assert "if (moved_w1 < need_task_linear_w4a8_1x64x256_w1[step]) {" in src  # CHECK: the read inside the pipeline
+    # CHECK: the read inside the pipeline: a token's one beat (32 int4 values, 128 bits) an iteration, unrolled
+    assert "// read w1: 1 beat(s) of 32 a token over 1 FIFO(s)" in src and "Wq[l][0] = bt.v[l];" in src
     np.testing.assert_array_equal(g.build().csim(*_args()), mlp(*_args()))
 
 

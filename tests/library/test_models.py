@@ -101,12 +101,13 @@ def test_a_step_stores_only_its_new_rows_into_the_caches_in_place():
     config, hf = build_hf("llama")
     m = models.llama(config, max_len=16).load(from_hf(hf))
     g = m.schedule(1)
-    assert g.placements() == {"kr": Placement(1, 16, "pos"), "v": Placement(1, 16, "pos")}
+    assert g.placements() == {"kr": Placement(1, 16, "pos", into="kc"), "v": Placement(1, 16, "pos", into="vc")}
     row = config.kv_heads * config.head_dim * 4
     stores = {n.dma.tensor: n.dma.tensor_type.size * 4 for n in g.lowered().nodes.values() if n.kind == "store"}
     assert stores == {"y": config.hidden * 4, "kr": row, "v": row}  # the rows, not the 16-position caches
     src = g.build("hls").source
-    assert f"float kr[{config.kv_heads}][16][{config.head_dim}]" in src and "const int at = pos < 0" in src
+    # the store's own port (the host passes the cache's buffer: into="kc"), written at the clamped position
+    assert "sd::word *kr, int32_t pos)" in src and "const int at = pos < 0" in src
     ids = prompt(config, length=5)
     _, cache = m.prefill(ids)
     before = [k.copy() for k in cache.keys]

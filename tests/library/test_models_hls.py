@@ -47,9 +47,20 @@ def built(tmp_path_factory):
         config, hf = build_hf(family)
         m = models.model(config, max_len=PROMPT_LEN + NEW).load(from_hf(hf))
         d = tmp_path_factory.mktemp(f"acc_{family}")
-        prj = m.build("hls", output=d, prefill_len=PROMPT_LEN)
+        prj = m.build("hls", output=d, prefill_len=PROMPT_LEN, schedule="default")  # explored: its own test
         out[family] = (m, prj, prompt(config, seed=3, length=PROMPT_LEN))
     return out
+
+
+def test_v_plus_plus_sees_streamdsl_rt_h_and_no_c_simulation_header(built):
+    """The Makefile's v++ -c include path (the layer folder and its include/) holds streamdsl_rt.h and none of
+    the C-simulation ap_int.h, ap_fixed.h, hls_stream.h, hls_math.h (include/csim): synthesis takes Vitis's."""
+    _, prj, _ = built["llama"]
+    make = (prj.output / "Makefile").read_text()
+    dirs = [d for line in make.splitlines() if line.strip().startswith("v++ -c") for d in re.findall(r"-I(\S+)", line)]
+    assert dirs
+    seen = {h.name for d in dirs for h in (prj.output / d).glob("*.h")}
+    assert "streamdsl_rt.h" in seen and not seen & {"ap_int.h", "ap_fixed.h", "hls_stream.h", "hls_math.h"}
 
 
 def m_axi_ports(cpp: str, kernel: str) -> list[str]:
@@ -69,7 +80,8 @@ def test_layer_projects_have_the_kernels_ports_and_pragmas(built, family):
         assert (d / top).is_file(), top
     for v in prj.variants:
         f = d / v.folder
-        for name in (f"{v.kernel}.cpp", f"{v.kernel}.h", f"tb_{v.kernel}.cpp", "run_hls.tcl", "include/hls_stream.h"):
+        for name in (f"{v.kernel}.cpp", f"{v.kernel}.h", f"tb_{v.kernel}.cpp", "run_hls.tcl", "include/streamdsl_rt.h",
+                     "include/csim/hls_stream.h"):
             assert (f / name).is_file(), name
         cpp, h = (f / f"{v.kernel}.cpp").read_text(), (f / f"{v.kernel}.h").read_text()
         assert f'extern "C" void {v.kernel}(' in h
@@ -77,7 +89,9 @@ def test_layer_projects_have_the_kernels_ports_and_pragmas(built, family):
         assert f"set_top {v.kernel}\n" in (f / "run_hls.tcl").read_text()
         tensors = [p.name for p in v.ports if p.shape]
         assert m_axi_ports(cpp, v.kernel) == tensors
-        assert all(f"port={p} offset=slave" in cpp and "max_widen_bitwidth=512" in cpp for p in tensors)
+        # every port is 512-bit words, read and written in bursts
+        assert all(f"port={p} offset=slave" in cpp and re.search(rf"sd::word \*{p}\b", cpp) for p in tensors)
+        assert cpp.count("max_read_burst_length=64") == len(tensors)
         assert [p.name for p in v.ports if p.role == "scalar"] == ["pos", "n_valid"]
         assert v.t == (1 if v.phase == "decode" else PROMPT_LEN)
         assert f"{v.kernel}.xo" in (d / "Makefile").read_text()
@@ -112,7 +126,9 @@ def test_link_cfg_maps_every_m_axi_port_consistently(built, family):
     assert [bank_of[p] for p in kv_in] == [bank_of[p] for p in kv_out], "the new rows go into the cache buffers"
     kv = {bank_of[p] for p in kv_in}
     others = {b for p, b in bank_of.items() if p not in kv_in + kv_out}
-    assert len(kv) == 2 and not kv & others, "the KV caches have banks of their own"
+    # a cache has a range of its own where the timing model gave its DMA channels of its own, else the shared one
+    owned = {t for v in prj.variants for t in v.own}
+    assert len(kv_in) == 2 and all((bank_of[p] in others) == (p not in owned) for p in kv_in), (kv, owned)
     matrices = [p for v in prj.variants[:1] for p in v.ports if p.role == "weight" and len(p.shape) == 2]
     assert len({bank_of[p.name] for p in matrices}) == len(matrices), "every weight matrix has its own bank"
     plan = json.loads((d / "project.json").read_text())
@@ -123,7 +139,7 @@ def test_link_cfg_maps_every_m_axi_port_consistently(built, family):
 
 def test_the_project_is_deterministic(built, tmp_path):
     m, prj, _ = built["gemma3"]
-    again = m.build("hls", output=None, prefill_len=PROMPT_LEN)
+    again = m.build("hls", output=None, prefill_len=PROMPT_LEN, schedule="default")
     assert again.files == prj.files
     assert [v.project.files for v in again.variants] == [v.project.files for v in prj.variants]
 
@@ -135,12 +151,18 @@ def test_weight_files_round_trip(built, family):
     wdir = prj.output / "weights"
     manifest = json.loads((wdir / "manifest.json").read_text())
     assert manifest["complete"] and manifest["scheme"] == "fp32" and manifest["byte_order"] == "little"
+    lanes: dict[str, int] = {}
     for t in manifest["tensors"]:
-        size = 4 if t["dtype"] == "float32" else 1
-        assert (wdir / t["file"]).stat().st_size == t["offset"] + t["nbytes"] == size * int(np.prod(t["shape"]))
-        if t["where"] == "hbm":
+        assert (wdir / t["file"]).stat().st_size == t["offset"] + t["nbytes"]
+        if t["where"] == "hbm":  # a port's words: 64 bytes each
             port = next(p for p in prj.variants[0].ports if p.name == t["port"])
-            assert t["hbm"] == port.hbm
+            assert t["hbm"] == port.hbm and t["nbytes"] == 64 * t["words"] == port.nbytes and t["lane"] == port.lane
+            lanes[t["name"]] = lanes.get(t["name"], 0) + t["nbytes"]
+        else:
+            assert t["nbytes"] == 4 * int(np.prod(t["shape"]))
+    for name, nbytes in lanes.items():  # f32 in words of 16: the lanes hold the tensor and less than a word more
+        shape = next(t["shape"] for t in manifest["tensors"] if t["name"] == name)
+        assert 0 <= nbytes - 4 * int(np.prod(shape)) < 64 * sum(t["name"] == name for t in manifest["tensors"])
     arrays = read_weights(wdir)
     for i in range(m.config.layers):
         spec = m.layer(1, m.config.layer_types[i])
@@ -158,7 +180,7 @@ def test_weight_files_round_trip(built, family):
 def test_a_model_without_weights_builds_without_weight_files(tmp_path):
     config, _ = build_hf("qwen2")
     m = models.model(config, max_len=8)
-    prj = m.build("hls", output=tmp_path / "p", prefill_len=4)
+    prj = m.build("hls", output=tmp_path / "p", prefill_len=4, schedule="default")
     assert not prj.weights_written
     manifest = json.loads((tmp_path / "p" / "weights" / "manifest.json").read_text())
     assert not manifest["complete"]
@@ -194,7 +216,7 @@ def _cached_object(job: tuple[list[str], list[Path]]) -> None:
     args, inputs = job
     obj = Path(args[args.index("-o") + 1])
     h = hashlib.sha256(" ".join(a for a in args if not a.startswith(("-I", "/"))).encode())
-    for f in [*inputs, *sorted(MOCK.rglob("*.h")), *sorted(INCLUDE.glob("*.h"))]:
+    for f in [*inputs, *sorted(MOCK.rglob("*.h")), *sorted(INCLUDE.rglob("*.h"))]:
         h.update(f.name.encode() + b"\0" + f.read_bytes())
     cached = Path(os.environ.get("STREAMDSL_CACHE", Path.home() / ".cache" / "streamdsl")) / "xrt_mock" / h.hexdigest()[:24]
     if not cached.exists():
@@ -221,7 +243,8 @@ def compile_host(prj, where: Path) -> Path:
             + "".join(f'#include "{h}"\n' for h in ("ap_fixed.h", "ap_int.h", "hls_math.h", "hls_stream.h", "streamdsl_rt.h"))
             + f"namespace mock_{v.name} {{\n#include \"{v.kernel}.cpp\"\n}}\n"
             + f'XRT_MOCK_KERNEL("{v.kernel}", &mock_{v.name}::{v.kernel}, {{{names}}});\n')
-        jobs.append((["-O0", "-w", f"-I{MOCK}", f"-I{d / v.folder}", f"-I{d / v.folder / 'include'}", "-c", str(src),
+        jobs.append((["-O0", "-w", f"-I{MOCK}", f"-I{d / v.folder}", f"-I{d / v.folder / 'include' / 'csim'}",
+                      f"-I{d / v.folder / 'include'}", "-c", str(src),
                       "-o", str(src.with_suffix(".o"))],
                      [src, d / v.folder / f"{v.kernel}.cpp", d / v.folder / f"{v.kernel}.h"]))
     with ThreadPoolExecutor(2) as pool:
@@ -276,7 +299,7 @@ def test_host_on_the_mock_generates_what_the_simulator_generates(built, family, 
 def test_a_w8a8_model_round_trips_its_codes_and_runs_on_the_mock(tmp_path):
     config, hf = build_hf("llama")
     m = models.model(config, max_len=PROMPT_LEN + NEW, quant="w8a8").load(from_hf(hf))
-    prj = m.build("hls", output=tmp_path / "q", prefill_len=PROMPT_LEN)
+    prj = m.build("hls", output=tmp_path / "q", prefill_len=PROMPT_LEN, schedule="default")
     wdir = tmp_path / "q" / "weights"
     manifest = json.loads((wdir / "manifest.json").read_text())
     codes = [t for t in manifest["tensors"] if t["name"] == "layer0_q_codes"]
@@ -294,3 +317,23 @@ def test_a_w8a8_model_round_trips_its_codes_and_runs_on_the_mock(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert [int(x) for x in r.stdout.split()] == m.generate(ids, 3)
+
+
+# ------------------------------------------------------------------------------- the schedule it emits
+def test_the_build_emits_the_explored_decode_layer_the_report_prices():
+    """By default the decode kernel is the design sd.explore picks (the one the performance model reports);
+    schedule="default" gives the library's default schedule; prefill reads the decode layer's ports either way."""
+    m = models.model(sd.llm.tiny("gpt2"), max_len=8, quant="w4a8")
+    ex = sd.explore(m, "u55c", t=1)
+    acc = m.build("hls", prefill_len=4)
+    assert acc.schedule == "explored" and "explored decode schedule" in repr(acc)
+    dec = acc.variant("decode").project
+    assert str(dec.schedule.trace) == str(ex.best.schedule.trace)  # the exploration's primitives, replayed alike
+    default = m.build("hls", prefill_len=4, schedule="default")
+    assert str(default.variant("decode").project.schedule.trace) == str(m.schedule(1).trace) != str(dec.schedule.trace)
+    pre = acc.variant("prefill").project
+    shared = [p for p in pre.ports if p["tensor"] in {"wqkv", "kc"}]
+    assert shared and all(p["name"] in {q["name"] for q in dec.ports} for p in shared)
+    with pytest.raises(LLMError, match="unknown schedule") as err:
+        m.build("hls", schedule="fastest")
+    assert "test_models_hls.py" in str(err.value)

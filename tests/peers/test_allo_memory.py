@@ -326,7 +326,8 @@ def test_partition_defaults_to_complete(args, pragmas):
 def test_the_cost_model_prices_the_reuse_buffers():
     """A pipelined 3x3 convolution reads A nine times an output: II 5 on a two-port memory.  With a line buffer
     (a bank a row) and a register window the pipeline reads A once an iteration and runs at II 1; the buffers
-    are priced (BRAM banks for the rows, flip-flops for the window)."""
+    are priced (the rows, 34 floats a bank, are distributed RAM: a bank of at most 2 Kb is LUTRAM, as in the
+    HLStrans reports of benchmarks/calibration; flip-flops for the window)."""
     from streamdsl.cost.model import estimate
 
     @sd.kernel
@@ -353,6 +354,7 @@ def test_the_cost_model_prices_the_reuse_buffers():
     ii = lambda e: {lp.var: lp.ii for lp in e.loops}["x"]  # noqa: E731
     assert ii(before) > 1 and ii(after) == 1
     assert after.cycles < before.cycles
-    assert after.resources["bram"] > before.resources["bram"] and after.resources["ff"] > before.resources["ff"]
+    assert after.resources["bram"] == before.resources["bram"]  # 1,088-bit banks: LUTs, no BRAM
+    assert after.resources["lut"] > before.resources["lut"] and after.resources["ff"] > before.resources["ff"]
     X, W = floats((34, 34), 9), floats((3, 3), 10)
     np.testing.assert_array_equal(reuse(X, W), conv(X, W))

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from ...ir.nodes import Kernel
 from ...boards import board as get_board
-from .project import CSimError, HLSProject, HLSProjectError, generate, write
+from .project import CSimError, HLSProject, HLSProjectError, emitted, generate, write
 
 
 def build(k: Kernel, output=None, board: str = "u55c", overwrite: bool = False, source: str | None = None) -> HLSProject:
@@ -14,11 +14,12 @@ def build(k: Kernel, output=None, board: str = "u55c", overwrite: bool = False, 
 
     b = get_board(board)
     lint(k)
-    files = generate(k, board=b, source=source or (k.loc.file if k.loc else "?"))
+    labels: dict = {}
+    files = generate(k, board=b, source=source or (k.loc.file if k.loc else "?"), labels=labels)
     out = Path(output) if output is not None else None
     if out is not None:
         write(files, out, overwrite=overwrite)
-    return HLSProject(k, files, out, b.name, b.part, b.clock_mhz)
+    return emitted(HLSProject(k, files, out, b.name, b.part, b.clock_mhz, labels=labels))
 
 
 __all__ = ["build", "HLSProject", "CSimError", "HLSProjectError"]

@@ -12,12 +12,13 @@ the code computes what the simulator computes (compile with ``-fwrapv``).
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ...errors import StreamDSLError
 from ...ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load, Ref,
-    Return, Select, Store, UnaryOp, Var, written_params,
+    Return, Select, Store, StreamMove, UnaryOp, Var, written_params,
 )
 from ...ir.deps import bind_class, bound_impl, loop_binds
 from ...ir.ops import OPS, uses_fixed
@@ -122,6 +123,11 @@ class Emitter:
         self.pending: list[str] = []  # named multiplies of the statement being emitted, with their pragmas
         self.hoist = True  # off inside a select's branches and loop headers: they must not run unconditionally
         self.named = 0
+        self.pipe_depth = 0  # pipelined or unrolled loops around the statement being emitted
+        self.on_move = None  # a dataflow task's StreamMove: (statement, depth, inside a pipeline) -> emits it
+        self.loop_labels: dict[int, str] = {}  # id of a For (or StreamMove) -> the label of its loop
+        self.element_labels: dict[tuple[str, str], list[str]] = {}  # (init|load|copy, IR array) -> loop labels
+        self.ir_name: dict[str, str] = {}  # C++ array name of an element loop -> the IR array it serves
 
     def label(self, base: str) -> str:
         """A loop label unique in this function (sibling loops may share a variable name)."""
@@ -206,13 +212,14 @@ class Emitter:
     def stmt(self, s, depth: int) -> None:
         if isinstance(s, For):
             self.open_for(s, depth)
-            binds = loop_binds(s.attrs)
-            if binds:
-                self.bind.append(binds)
-            self.body(s.body, depth + 1)
-            if binds:
-                self.bind.pop()
+            piped = "pipeline" in s.attrs or "unroll" in s.attrs
+            self.pipe_depth += piped
+            with self.binding(s):
+                self.body(s.body, depth + 1)
+            self.pipe_depth -= piped
             self.emit("}", depth)
+        elif isinstance(s, StreamMove):
+            self.on_move(s, depth, self.pipe_depth > 0)
         elif isinstance(s, Store):
             target = self.c(s.name)
             self.emit(f"{target}{''.join(f'[{self.index(i)}]' for i in s.indices)} = {self.index(s.value)};", depth)
@@ -246,6 +253,18 @@ class Emitter:
         else:
             raise AssertionError(type(s).__name__)
 
+    @contextmanager
+    def binding(self, s: For | None):
+        """The ``bind_op`` classes loop ``s`` sets (``bind_mul`` ...) name the operators emitted inside it."""
+        binds = loop_binds(s.attrs) if s is not None else {}
+        if binds:
+            self.bind.append(binds)
+        try:
+            yield
+        finally:
+            if binds:
+                self.bind.pop()
+
     def open_for(self, s: For, depth: int) -> None:
         """The labelled loop header and its pragmas; the caller emits the body and the brace."""
         cmp, var = "<" if s.step > 0 else ">", self.c(s.var)
@@ -253,12 +272,16 @@ class Emitter:
         outer, self.hoist = self.hoist, False  # the bounds stay in the header
         start, stop = self.index(s.start), self.index(s.stop)
         self.hoist = outer
-        self.emit(f"{self.label('L_' + var)}: for (int {var} = {start}; {var} {cmp} {stop}; {inc}) {{", depth)
+        label = self.label('L_' + var)
+        self.loop_labels[id(s)] = label
+        self.emit(f"SD_ENTRY({label});", depth)
+        self.emit(f"{label}: for (int {var} = {start}; {var} {cmp} {stop}; {inc}) {{", depth)
         if "pipeline" in s.attrs:
             self.emit(f"#pragma HLS pipeline II={s.attrs.get('pipeline')}", depth + 1)
         if "unroll" in s.attrs:
             f = s.attrs.get("unroll")
             self.emit("#pragma HLS unroll" if f == 0 else f"#pragma HLS unroll factor={f}", depth + 1)
+        self.emit(f"SD_TRIP({label});", depth + 1)
 
     def alloc(self, s: Alloc, depth: int) -> None:
         name = self.c(s.name)
@@ -276,13 +299,21 @@ class Emitter:
         elif s.attrs.get("bind") == "reg" and (0, "complete", 0) not in s.attrs.get("partition", ()):
             self.emit(partition_pragma(name, 0, "complete", 0), depth)  # registers: one per element
         if s.init is not None:
+            self.ir_name[name] = s.name
             self.fill(name, t, self.index(s.init), depth)
 
     def element_loop(self, dst: str, t: TensorType, value, what: str, depth: int) -> None:
-        """``for each index: dst[index] = value(index)``, labelled ``L_<dst>_<what><d>``."""
+        """``for each index: dst[index] = value(index)``, labelled ``L_<dst>_<what><d>``; outside a pipeline its
+        innermost loop is pipelined at II 1 (the nest flattens into one pipeline: an element a cycle)."""
         ivars = [self.names.scope.fresh(f"{dst}_i{d}") for d in range(t.rank)]
         for d, (v, n) in enumerate(zip(ivars, t.shape)):
-            self.emit(f"{self.label(f'L_{dst}_{what}{d}')}: for (int {v} = 0; {v} < {n}; {v}++) {{", depth + d)
+            label = self.label(f'L_{dst}_{what}{d}')
+            self.element_labels.setdefault((what, self.ir_name.get(dst, dst)), []).append(label)
+            self.emit(f"SD_ENTRY({label});", depth + d)
+            self.emit(f"{label}: for (int {v} = 0; {v} < {n}; {v}++) {{", depth + d)
+            if d == t.rank - 1 and self.pipe_depth == 0:
+                self.emit("#pragma HLS pipeline II=1", depth + d + 1)
+            self.emit(f"SD_TRIP({label});", depth + d + 1)
         sub = "".join(f"[{v}]" for v in ivars)
         self.emit(f"{dst}{sub} = {value(sub)};", depth + t.rank)
         for d in reversed(range(t.rank)):
@@ -299,6 +330,7 @@ class Emitter:
                 assert isinstance(v, Ref)
                 if self.out_names.get(v.name) == out:
                     continue  # computed in place
+                self.ir_name[out] = v.name
                 self.element_loop(out, t, lambda sub, src=self.c(v.name): f"{src}{sub}", "copy", depth)
             else:
                 self.emit(f"{out} = {self.index(v)};", depth)
@@ -395,9 +427,10 @@ def signature(k: Kernel, names: KernelNames) -> str:
     return f"void {names.fn}({', '.join(args)})"
 
 
-def function(k: Kernel, names: KernelNames, top: bool = False, interface: list[str] | None = None) -> str:
+def function(k: Kernel, names: KernelNames, top: bool = False, interface: list[str] | None = None,
+             labels: dict | None = None) -> str:
     """The C++ definition of one kernel (callees are emitted separately), with a comment naming the
-    Python names the C++ spells differently."""
+    Python names the C++ spells differently; ``labels`` (given) receives each IR loop's label (by id)."""
     proto = signature(k, names)
     em = Emitter(k, names, top)
     for line in interface or []:
@@ -414,12 +447,16 @@ def function(k: Kernel, names: KernelNames, top: bool = False, interface: list[s
         for dim, kind, factor in parts:
             em.emit(partition_pragma(target, dim, kind, factor), 1)
         if top:
+            em.ir_name[target] = name
             em.element_loop(target, t, lambda sub, src=src: f"{src}{sub}", "load", 1)
     em.body(k.body, 1)
     for name, _parts in k.attrs.get("partition", ()):  # an in/out port copied into a partitioned local: back out
         if top and name in written_params(k):
             em.element_loop(names.scope[name], params[name], lambda sub, src=em.out_names[name]: f"{src}{sub}",
                             "store", 1)
+    if labels is not None:
+        labels.update(em.loop_labels)
+        labels.update({key: tuple(v) for key, v in em.element_labels.items()})  # (what, array) -> its labels
     head = renamed_comment([(k.name, names.fn)] + names.scope.renamed())
     user = k.attrs.get("user_name")
     if user:

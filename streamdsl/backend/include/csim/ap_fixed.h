@@ -22,6 +22,9 @@
 // is done in double.
 #ifndef STREAMDSL_AP_FIXED_H
 #define STREAMDSL_AP_FIXED_H
+#ifdef __SYNTHESIS__
+#error "include/csim holds streamdsl's C-simulation headers (C++17, threads); keep it off the synthesis include path, where Vitis's own headers belong"
+#endif
 
 #include "ap_int.h"
 

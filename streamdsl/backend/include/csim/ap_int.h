@@ -18,6 +18,9 @@
 // across signedness (ap_uint<8>(200) > -1 is true).
 #ifndef STREAMDSL_AP_INT_H
 #define STREAMDSL_AP_INT_H
+#ifdef __SYNTHESIS__
+#error "include/csim holds streamdsl's C-simulation headers (C++17, threads); keep it off the synthesis include path, where Vitis's own headers belong"
+#endif
 
 #include <cassert>
 #include <cmath>

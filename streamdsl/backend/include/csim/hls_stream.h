@@ -26,6 +26,12 @@
 // unregistered thread could be reported as deadlocked too early.
 #ifndef STREAMDSL_HLS_STREAM_H
 #define STREAMDSL_HLS_STREAM_H
+#ifdef __SYNTHESIS__
+#error "include/csim holds streamdsl's C-simulation headers (C++17, threads); keep it off the synthesis include path, where Vitis's own headers belong"
+#endif
+// Generated dataflow regions run their processes on threads (hls::sim::run_dataflow) when this header
+// is the one included; with Vitis's hls_stream.h they call them in order, as vendor C-simulation does.
+#define STREAMDSL_THREADED_DATAFLOW 1
 
 #include <algorithm>
 #include <atomic>

@@ -10,6 +10,9 @@
 // the last ulps; here results are what <cmath> gives.  half is not provided.
 #ifndef STREAMDSL_HLS_MATH_H
 #define STREAMDSL_HLS_MATH_H
+#ifdef __SYNTHESIS__
+#error "include/csim holds streamdsl's C-simulation headers (C++17, threads); keep it off the synthesis include path, where Vitis's own headers belong"
+#endif
 
 #include "ap_fixed.h"
 #include "ap_int.h"

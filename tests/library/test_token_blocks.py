@@ -1,0 +1,227 @@
+"""The device side of a token (library/llm/token.py) against NumPy, transformers and Random123.
+
+* The LM head, the argmax and the sampler run on the reference simulator and equal their NumPy references bit for
+  bit where the arithmetic is the same (the integer LM head, the selections, Philox's bits and the sampled id).
+* The head dataflow (final norm -> LM head -> argmax) picks transformers' greedy token from the NumpyModel's last
+  hidden state of tiny random gpt2, llama, qwen2 and gemma3 models; its quantised forms pick the argmax of the
+  NumPy W8A8 / W4A8 logits.
+* Philox-2x32-10 gives Random123's known-answer vectors (DEShawResearch/random123, tests/kat_vectors); the sampler
+  equals inverse-CDF sampling of transformers' TemperatureLogitsWarper + TopKLogitsWarper distribution.
+* One head dataflow and the sampler are C-simulated (g++) and equal the simulator.
+"""
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+import torch
+from test_hf_parity import build_hf, prompt
+from transformers.generation.logits_process import TemperatureLogitsWarper, TopKLogitsWarper
+
+import streamdsl as sd
+from streamdsl.ir.nodes import Load, walk
+from streamdsl.library.llm import ref, token
+from streamdsl.library.llm.blocks import BlockError
+from streamdsl.library.llm.numpy_model import NumpyModel
+from streamdsl.library.llm.quant import quantize_weights
+from streamdsl.library.llm.weights import from_hf
+
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="C-simulation needs g++")
+FAMILIES = ("gpt2", "llama", "qwen2", "gemma3")
+KAT = [  # Random123 kat_vectors, "philox2x32 10": ctr0 ctr1 key -> out0 out1
+    ((0x00000000, 0x00000000, 0x00000000), (0xFF1DAE59, 0x6CD10DF2)),
+    ((0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF), (0x2C3F628B, 0xAB4FD7AD)),
+    ((0x243F6A88, 0x85A308D3, 0x13198A2E), (0xDD7CE038, 0xF62A4C12)),
+]
+
+
+def randn(seed, *shape, scale=1.0):
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+# ------------------------------------------------------------------ embedding
+@pytest.mark.parametrize("family", FAMILIES)
+def test_embedding_equals_transformers_input_embeddings(family):
+    config, hf = build_hf(family)
+    w = from_hf(hf)
+    ids = np.array([5, 200, 5], np.int32)
+    pos = 3
+    kernel = token.embedding_for(config, len(ids))
+    args = [ids, w.embed] + ([w.pos_embed, np.int32(pos)] if family == "gpt2" else [])
+    got = kernel(*args)
+    with torch.no_grad():
+        want = hf.get_input_embeddings()(torch.tensor(ids)).numpy()
+        if family == "gpt2":  # the position rows pos .. pos + t - 1
+            want = want + hf.transformer.wpe(torch.arange(pos, pos + len(ids))).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)
+
+
+def test_embedding_reads_table_rows_at_the_ids():
+    """The table's row address is the id just read, so a device reads t rows, never the whole table."""
+    kernel = token.embedding_for(sd.llm.tiny("llama"), 2)
+    rows = [ld.indices[0] for ld in walk(kernel.ir) if isinstance(ld, Load) and ld.name == "E"]
+    assert rows and all(isinstance(r, Load) and r.name == "ids" for r in rows)
+
+
+# ------------------------------------------------------------------ LM head and argmax
+@pytest.mark.parametrize("bits", [4, 8])
+def test_quantised_lm_head_is_bit_exact(bits):
+    hidden, vocab = 48, 96
+    h, E = randn(1, 1, hidden), randn(2, vocab, hidden)
+    Wq, sw = quantize_weights(E, bits)
+    got = token.make_lm_head_q(hidden, vocab, bits)(h, Wq, sw)
+    np.testing.assert_array_equal(got, ref.lm_head_quant(h, Wq, sw))
+
+
+@pytest.mark.parametrize("n,lanes", [(96, 1), (96, 8), (96, 96)])
+def test_argmax_stream_first_index_on_ties(n, lanes):
+    kernel = token.make_argmax_stream(n, lanes)
+    x = randn(3, 1, n)
+    for first, second in [(0, n - 1), (5, 6), (n - 9, n - 2), (n - 1, n - 1)]:
+        y = x.copy()
+        y[0, [first, second]] = x.max() + 1.0
+        assert kernel(y)[0] == first == int(torch.argmax(torch.tensor(y[0])))
+    assert kernel(np.full((1, n), -2.5, np.float32))[0] == 0  # all equal: the first
+    assert kernel(x)[0] == ref.argmax(x)[0]
+
+
+@pytest.mark.parametrize("n,lanes", [(50257, 29), (262144, 64)])  # GPT-2's and Gemma 3's vocabularies
+def test_argmax_stream_over_a_long_vocabulary(n, lanes):
+    x = randn(4, 1, n)
+    x[0, n - 3] = x[0, n // 2] = 9.0
+    assert token.make_argmax_stream(n, lanes)(x)[0] == n // 2
+
+
+def test_head_streams_a_long_vocabulary():
+    """GPT-2's 50,257-row table through the whole head (tiny hidden size), W4A8."""
+    hidden, vocab = 8, 50257
+    h, w, b, E = randn(5, 1, hidden), randn(6, hidden), randn(7, hidden), randn(8, vocab, hidden)
+    Wq, sw = quantize_weights(E, 4)
+    head = token.make_head(hidden, vocab, "layernorm", 1e-5, "w4a8", lanes=29)
+    hn = sd.llm.blocks.make_layernorm(1, hidden, 1e-5)(h, w, b)
+    assert head(h, w, b, Wq, sw)[0] == ref.argmax(ref.lm_head_quant(hn, Wq, sw))[0]
+
+
+# ------------------------------------------------------------------ the head against transformers
+def _last_hidden(model: NumpyModel, ids) -> np.ndarray:
+    """The residual stream after the last layer (before the final norm) at the last position."""
+    positions = np.arange(len(ids))
+    h = model.embed(ids, 0)
+    for i in range(model.config.layers):
+        h, _, _ = model.layer(i, h, positions, None)
+    return np.ascontiguousarray(h[-1:], np.float32)
+
+
+def _norm_args(config, w):
+    return [w.final_norm] + ([w.final_norm_b] if config.norm == "layernorm" else [])
+
+
+@pytest.fixture(scope="module", params=FAMILIES)
+def family_case(request):
+    config, hf = build_hf(request.param, seed=2)
+    model = NumpyModel(config, from_hf(hf))
+    ids = prompt(config, seed=4, length=7)
+    with torch.no_grad():
+        greedy = int(hf(torch.tensor(ids)[None]).logits[0, -1].argmax())
+    return config, model, _last_hidden(model, ids), greedy
+
+
+def test_head_picks_transformers_greedy_token(family_case):
+    config, model, h, greedy = family_case
+    w = model.weights
+    head = token.head_for(config, "fp32", lanes=8)
+    assert head(h, *_norm_args(config, w), w.lm_head)[0] == greedy
+
+
+@pytest.mark.parametrize("scheme", ["w8a8", "w4a8"])
+def test_quantised_head_picks_the_argmax_of_the_quantised_logits(family_case, scheme):
+    config, model, h, _ = family_case
+    w = model.weights
+    Wq, sw = quantize_weights(w.lm_head, token.SCHEMES[scheme])
+    head = token.head_for(config, scheme, lanes=8)
+    blocks = sd.llm.blocks  # the final norm's kernel on the simulator: the bits the LM head is given
+    norm = (blocks.make_layernorm(1, config.hidden, config.norm_eps) if config.norm == "layernorm"
+            else blocks.make_rmsnorm(1, config.hidden, config.norm_eps, unit_offset=config.norm == "rmsnorm1p"))
+    want = ref.argmax(ref.lm_head_quant(norm(h, *_norm_args(config, w)), Wq, sw))[0]
+    assert head(h, *_norm_args(config, w), Wq, sw)[0] == want
+
+
+@needs_gxx
+def test_head_dataflow_csim_equals_simulator():
+    config, hf = build_hf("gpt2", seed=3)  # a layernorm with a bias, and an int4 table
+    model = NumpyModel(config, from_hf(hf))
+    h = _last_hidden(model, prompt(config, seed=1, length=5))
+    Wq, sw = quantize_weights(model.weights.lm_head, 4)
+    args = [h, *_norm_args(config, model.weights), Wq, sw]
+    head = token.head_for(config, "w4a8", lanes=8)
+    g = token.schedule_head(head, lanes=8)
+    assert g.simulate().cycles > 0  # the streamed design runs without deadlock in the token simulator
+    np.testing.assert_array_equal(g.build().csim(*args), head(*args))
+
+
+# ------------------------------------------------------------------ sampling
+@pytest.mark.parametrize("counter,want", KAT)
+def test_philox_gives_random123s_known_answers(counter, want):
+    assert ref.philox2x32(*counter) == want
+    got = token.make_philox()(*(np.uint32(c) for c in counter))
+    assert tuple(int(v) for v in got) == want
+
+
+def _warped_inverse_cdf(logits, k, temperature, u) -> int:
+    """transformers' temperature + top-k distribution, sampled by inverse CDF over the logits largest first."""
+    x = torch.tensor(logits.reshape(1, -1))
+    scores = TopKLogitsWarper(k)(None, TemperatureLogitsWarper(temperature)(None, x))
+    p = torch.softmax(scores, -1)[0].double().numpy()
+    order = np.argsort(-logits.reshape(-1), kind="stable")
+    cdf = np.cumsum(p[order])
+    return int(order[min(np.searchsorted(cdf, u, side="right"), len(order) - 1)]), cdf
+
+
+def test_sampling_reference_is_inverse_cdf_of_transformers_warpers():
+    logits = randn(9, 1, 64, scale=2.0)
+    for k, temperature in [(1, 1.0), (5, 0.7), (12, 1.5)]:
+        for u in np.linspace(0.0, 0.999, 37, dtype=np.float32):
+            want, cdf = _warped_inverse_cdf(logits, k, temperature, float(u))
+            if np.min(np.abs(cdf - u)) < 1e-5:  # float32 and float64 may round a boundary apart
+                continue
+            assert ref.sample_top_k(logits, k, temperature, u) == want, (k, temperature, u)
+
+
+@pytest.mark.parametrize("k,lanes", [(1, 1), (4, 1), (6, 8)])
+def test_sampler_equals_reference(k, lanes):
+    n = 64
+    sampler = token.make_sampler(n, k, lanes)
+    logits = randn(10, 1, n, scale=2.0)
+    logits[0, 40] = logits[0, 3] = logits.max()  # a tie at the top: id 3 ranks first
+    for seed, step, temperature in [(0, 0, 1.0), (7, 1, 0.5), (123456789, 2, 2.0), (2**32 - 1, 41, 0.9)]:
+        u = ref.uniform(ref.philox2x32(step, 0, seed)[0])
+        got = sampler(logits, np.float32(temperature), np.uint32(seed), np.uint32(step))[0]
+        assert got == ref.sample_top_k(logits, k, temperature, u), (seed, step, temperature)
+    if k == 1:  # one survivor is greedy
+        assert got == 3
+
+
+@needs_gxx
+def test_sampler_csim_equals_simulator():
+    n, k, lanes = 64, 6, 8
+    sampler = token.make_sampler(n, k, lanes)
+    logits = randn(11, 1, n, scale=2.0)
+    project = sd.llm.blocks.default_schedule(sampler).build("hls")
+    for seed, step in [(1, 0), (99, 5), (2**31 + 7, 12)]:
+        args = (logits, np.float32(0.8), np.uint32(seed), np.uint32(step))
+        np.testing.assert_array_equal(project.csim(*args), sampler(*args))
+
+
+# ------------------------------------------------------------------ errors at the user's call
+@pytest.mark.parametrize("make,match", [
+    (lambda: token.make_argmax_stream(100, 7), "not a multiple of lanes"),
+    (lambda: token.make_lm_head_q(64, 96, bits=3), "bits must be 4 or 8"),
+    (lambda: token.make_head(64, 96, norm="batchnorm"), "unknown norm"),
+    (lambda: token.make_head(64, 96, scheme="w2a8"), "unknown scheme"),
+    (lambda: token.make_sampler(64, 9, lanes=8), "k=9 survivors"),
+])
+def test_bad_sizes_are_block_errors_at_the_call(make, match):
+    with pytest.raises(BlockError, match=match) as info:
+        make()
+    assert info.value.loc.file.endswith("test_token_blocks.py")
