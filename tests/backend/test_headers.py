@@ -47,9 +47,9 @@ def build(tmp_path: Path, body: str, name: str = "prog", flags=("-O1",)) -> Path
     return exe
 
 
-def run(exe: Path, timeout: float = 20) -> subprocess.CompletedProcess:
+def run(exe: Path, *args: str, timeout: float = 20) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run([str(exe)], capture_output=True, text=True, timeout=timeout)
+        return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:  # a hang is a failure, never a skip
         pytest.fail(f"{exe.name} did not finish within {timeout} s (hang / undetected deadlock)")
 
@@ -371,10 +371,7 @@ int main(int argc, char** argv) {
     r = run(exe, timeout=20)
     assert r.returncode == 3, (r.returncode, r.stderr)
     assert "'narrow' blocked on write (full)" in r.stderr and "'never' blocked on read (empty)" in r.stderr
-    try:
-        r2 = subprocess.run([str(exe), "starve"], capture_output=True, text=True, timeout=20)
-    except subprocess.TimeoutExpired:
-        pytest.fail("starved consumer was not reported")
+    r2 = run(exe, "starve")  # the starved consumer is reported
     assert r2.returncode == 3 and "deadlock: 'narrow' blocked on read (empty)" in r2.stderr, r2.stderr
 
 
@@ -483,10 +480,7 @@ int main(int argc, char** argv) {
     assert "streamdsl csim: deadlock: " in r.stderr
     assert "'buf' blocked on write_lock (all 2 blocks taken)" in r.stderr
     assert "'done' blocked on read (empty)" in r.stderr and "not reached" not in r.stdout
-    try:
-        r2 = subprocess.run([str(exe), "starve"], capture_output=True, text=True, timeout=20)
-    except subprocess.TimeoutExpired:
-        pytest.fail("a read_lock no block will ever fill was not reported")
+    r2 = run(exe, "starve")  # a read_lock no block will ever fill is reported
     assert r2.returncode == 3 and "deadlock: 'buf' blocked on read_lock (no block filled)" in r2.stderr, r2.stderr
 
 
@@ -508,7 +502,7 @@ int main(int argc, char** argv) {
     r = run(exe, timeout=20)
     assert r.returncode == 3 and "got 7" in r.stdout and "not reached" not in r.stdout, (r.stdout, r.stderr)
     assert "stream of blocks 'buf': read_lock with no block filled, outside a dataflow region" in r.stderr
-    r2 = subprocess.run([str(exe), "nested"], capture_output=True, text=True, timeout=20)
+    r2 = run(exe, "nested")
     assert r2.returncode == 3 and "write_lock of stream of blocks 'buf' taken again" in r2.stderr, r2.stderr
 
 

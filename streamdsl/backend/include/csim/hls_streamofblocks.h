@@ -39,10 +39,12 @@ namespace hls {
 
 template <typename B, int DEPTH = 2>
 class stream_of_blocks;
-template <typename B>
-class read_lock;
-template <typename B>
-class write_lock;
+namespace sim {
+namespace detail {
+template <typename B, bool READING>
+class block_lock;
+}  // namespace detail
+}  // namespace sim
 
 // As in Vitis, stream_of_blocks<B, DEPTH> derives from stream_of_blocks<B> (DEPTH 2, the depth a runtime
 // value), so a process taking stream_of_blocks<B>& accepts a channel declared with another depth.
@@ -76,8 +78,8 @@ class stream_of_blocks<B, 2> : public sim::detail::StreamBase {
   }
 
  private:
-  friend class read_lock<B>;
-  friend class write_lock<B>;
+  template <typename, bool>
+  friend class sim::detail::block_lock;
   struct Slot {
     B v;
   };
@@ -128,33 +130,35 @@ class stream_of_blocks : public stream_of_blocks<B, 2> {
   stream_of_blocks() : stream_of_blocks<B, 2>(DEPTH) {}
 };
 
-// The locks: a block of the channel for as long as the lock lives, used as the array it is (b[i][j]).
-template <typename B>
-class read_lock {
+namespace sim {
+namespace detail {
+// A lock: a block of the channel for as long as the lock lives, used as the array it is (b[i][j]).
+template <typename B, bool READING>
+class block_lock {
  public:
-  explicit read_lock(stream_of_blocks<B>& s) : s_(s), b_(s.take(true)) {}
-  ~read_lock() { s_.give_back(true); }
-  read_lock(const read_lock&) = delete;
-  read_lock& operator=(const read_lock&) = delete;
+  explicit block_lock(stream_of_blocks<B>& s) : s_(s), b_(s.take(READING)) {}
+  ~block_lock() { s_.give_back(READING); }
+  block_lock(const block_lock&) = delete;
+  block_lock& operator=(const block_lock&) = delete;
   operator B&() { return b_; }
 
  private:
   stream_of_blocks<B>& s_;
   B& b_;
 };
+}  // namespace detail
+}  // namespace sim
 
+// The consumer's lock (the oldest filled block) and the producer's (the next free one).
 template <typename B>
-class write_lock {
+class read_lock : public sim::detail::block_lock<B, true> {
  public:
-  explicit write_lock(stream_of_blocks<B>& s) : s_(s), b_(s.take(false)) {}
-  ~write_lock() { s_.give_back(false); }
-  write_lock(const write_lock&) = delete;
-  write_lock& operator=(const write_lock&) = delete;
-  operator B&() { return b_; }
-
- private:
-  stream_of_blocks<B>& s_;
-  B& b_;
+  using sim::detail::block_lock<B, true>::block_lock;
+};
+template <typename B>
+class write_lock : public sim::detail::block_lock<B, false> {
+ public:
+  using sim::detail::block_lock<B, false>::block_lock;
 };
 
 }  // namespace hls
