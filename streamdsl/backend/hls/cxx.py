@@ -292,7 +292,8 @@ class Param:
     @property
     def is_stream(self) -> bool:
         """An ``hls::stream`` or an ``hls::stream_of_blocks`` (a channel with one writer and one reader)."""
-        return any(t.text in ("stream", "stream_of_blocks") for t in self.type) and any(t.text == "hls" for t in self.type)
+        return any(t.text in ("stream", "stream_of_blocks") for t in self.type) and \
+            any(t.text == "hls" for t in self.type)
 
 
 @dataclass(eq=False)  # compared by identity

@@ -496,6 +496,7 @@ def dataflow_files(ir: Kernel, functions: list[str], prototypes: list[str], boar
     b = get_board(board)
     part, clock = b.part, b.clock_mhz
     common = dict(name=top, version=__version__, source=comment(source), source_md=md_code(source))
+    includes = ("hls_stream.h", "hls_streamofblocks.h") if blocks else ("hls_stream.h",)
     tb = Scope(file)
     v = {w: tb.fresh(w) for w in ("argc", "argv", "dir")}
     v.update({w: file.fresh(w) for w in ("read_words", "write_words", "read_scalar")})
@@ -513,8 +514,7 @@ def dataflow_files(ir: Kernel, functions: list[str], prototypes: list[str], boar
             scalars.append(dict(n=n, var=tb.fresh(scalar_names[q.name]), ctype=ctype(q.type), transport=_transport(q.type)))
     call_args = ", ".join([r["var"] for r in rows] + [a["var"] for a in scalars])
     return {
-        f"{top}.h": _env.get_template("kernel.h.j2").render(prototypes=prototypes, includes=("hls_stream.h",) + (("hls_streamofblocks.h",) if blocks else ()),
-                                                          **common),
+        f"{top}.h": _env.get_template("kernel.h.j2").render(prototypes=prototypes, includes=includes, **common),
         f"{top}.cpp": _env.get_template("kernel.cpp.j2").render(functions=functions, **common),
         f"tb_{top}.cpp": _env.get_template("tb_dataflow.cpp.j2").render(ports=rows, scalars=scalars,
                                                                           call_args=call_args, v=v, **common),
