@@ -47,9 +47,9 @@ def build(tmp_path: Path, body: str, name: str = "prog", flags=("-O1",)) -> Path
     return exe
 
 
-def run(exe: Path, timeout: float = 20) -> subprocess.CompletedProcess:
+def run(exe: Path, *args: str, timeout: float = 20) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run([str(exe)], capture_output=True, text=True, timeout=timeout)
+        return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:  # a hang is a failure, never a skip
         pytest.fail(f"{exe.name} did not finish within {timeout} s (hang / undetected deadlock)")
 
@@ -371,10 +371,7 @@ int main(int argc, char** argv) {
     r = run(exe, timeout=20)
     assert r.returncode == 3, (r.returncode, r.stderr)
     assert "'narrow' blocked on write (full)" in r.stderr and "'never' blocked on read (empty)" in r.stderr
-    try:
-        r2 = subprocess.run([str(exe), "starve"], capture_output=True, text=True, timeout=20)
-    except subprocess.TimeoutExpired:
-        pytest.fail("starved consumer was not reported")
+    r2 = run(exe, "starve")  # the starved consumer is reported
     assert r2.returncode == 3 and "deadlock: 'narrow' blocked on read (empty)" in r2.stderr, r2.stderr
 
 
@@ -422,6 +419,91 @@ int main() {
     assert r.returncode == 3, (r.returncode, r.stderr)
     assert "read from empty stream 'lonely'" in r.stderr
     assert "first 1" in r.stdout and "not reached" not in r.stdout
+
+
+# ------------------------------------------------------------------ hls::stream_of_blocks
+BLOCKS = """
+#include "hls_streamofblocks.h"
+typedef int blk[4][3];
+"""
+
+
+def test_stream_of_blocks_hands_blocks_over_in_order_and_holds_depth_blocks(tmp_path):
+    """The producer fills each block under a write_lock, the consumer reads them under read_locks in the same
+    order; at most DEPTH blocks are taken at once (the consumer's and the producer's included)."""
+    out = run_ok(tmp_path, BLOCKS + """
+int main() {
+  hls::stream_of_blocks<blk, 3> s;  // binds to stream_of_blocks<blk>& (as in Vitis)
+  hls::stream_of_blocks<blk>& ref = s;
+  std::atomic<int> filled{0}, read{0};
+  int most = 0, bad = 0;
+  long sum = 0;
+  hls::sim::run_dataflow({
+    [&] { for (int k = 0; k < 200; ++k) {
+            hls::write_lock<blk> b(ref);
+            most = std::max(most, filled.load() - read.load() + 1);  // taken (at least): filled, unread, and this
+            for (int i = 0; i < 4; ++i) for (int j = 0; j < 3; ++j) b[i][j] = k * 12 + i * 3 + j;
+            ++filled;
+          } },
+    [&] { for (int k = 0; k < 200; ++k) {
+            hls::read_lock<blk> b(ref);
+            for (int i = 0; i < 4; ++i)
+              for (int j = 0; j < 3; ++j) { bad += b[i][j] != k * 12 + i * 3 + j; sum += b[i][j]; }
+            ++read;
+          } },
+  });
+  std::cout << sum << " " << bad << " " << (most <= 3) << " " << s.empty() << s.full() << "\\n";
+}""")
+    assert out == [str(sum(range(2400))), "0", "1", "10"]
+
+
+def test_a_deadlock_through_a_lock_is_reported(tmp_path):
+    """A producer blocked on a write_lock (both blocks taken) and a consumer blocked on a stream that only the
+    producer would write after it: every process waits, and the report names the lock and the stream."""
+    exe = build(tmp_path, BLOCKS + """
+int main(int argc, char** argv) {
+  hls::stream_of_blocks<blk> buf;
+  buf.set_name("buf");
+  hls::stream<int> done("done");
+  if (argc > 1) {  // a consumer that wants a block nobody fills
+    hls::sim::run_dataflow({[&] { hls::write_lock<blk> b(buf); b[0][0] = 1; },
+                            [&] { for (int k = 0; k < 2; ++k) { hls::read_lock<blk> b(buf); } }});
+  }
+  hls::sim::run_dataflow({
+    [&] { for (int k = 0; k < 3; ++k) { hls::write_lock<blk> b(buf); b[0][0] = k; } done.write(1); },
+    [&] { done.read(); hls::read_lock<blk> b(buf); },
+  });
+  std::printf("not reached\\n");
+}""")
+    r = run(exe, timeout=20)
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert "streamdsl csim: deadlock: " in r.stderr
+    assert "'buf' blocked on write_lock (all 2 blocks taken)" in r.stderr
+    assert "'done' blocked on read (empty)" in r.stderr and "not reached" not in r.stdout
+    r2 = run(exe, "starve")  # a read_lock no block will ever fill is reported
+    assert r2.returncode == 3 and "deadlock: 'buf' blocked on read_lock (no block filled)" in r2.stderr, r2.stderr
+
+
+def test_a_lock_outside_a_dataflow_that_can_never_be_granted_stops(tmp_path):
+    exe = build(tmp_path, BLOCKS + """
+#include <cstring>
+int main(int argc, char** argv) {
+  hls::stream_of_blocks<blk> buf;
+  buf.set_name("buf");
+  if (argc > 1 && !std::strcmp(argv[1], "nested")) {
+    hls::write_lock<blk> a(buf);
+    hls::write_lock<blk> b(buf);  // UG1399: no nested locks
+  }
+  { hls::write_lock<blk> b(buf); b[1][2] = 7; }
+  { hls::read_lock<blk> b(buf); std::printf("got %d\\n", b[1][2]); std::fflush(stdout); }
+  hls::read_lock<blk> never(buf);  // nothing can fill it: must not hang
+  std::printf("not reached\\n");
+}""")
+    r = run(exe, timeout=20)
+    assert r.returncode == 3 and "got 7" in r.stdout and "not reached" not in r.stdout, (r.stdout, r.stderr)
+    assert "stream of blocks 'buf': read_lock with no block filled, outside a dataflow region" in r.stderr
+    r2 = run(exe, "nested")
+    assert r2.returncode == 3 and "write_lock of stream of blocks 'buf' taken again" in r2.stderr, r2.stderr
 
 
 # ------------------------------------------------------------------ hls_math

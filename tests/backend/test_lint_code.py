@@ -244,6 +244,46 @@ static void bundle(const float x[4], hls::stream<float> &s_x) { load_x(x, s_x); 
     assert "stream 's_b' of region 'k_region0' has a second writer" in e.message
 
 
+# A layout converter's ping-pong buffer: UG1399's stream of blocks, filled under write_locks, read under read_locks
+BLOCKS = """typedef float blk_t[8][8];
+static void fill(hls::stream<float> &a, hls::stream_of_blocks<blk_t> &buf) {
+  hls::write_lock<blk_t> b(buf);
+  b[0][0] = a.read();
+}
+static void drain(hls::stream_of_blocks<blk_t> &buf, hls::stream<float> &c) {
+  hls::read_lock<blk_t> b(buf);
+  c.write(b[0][0]);
+}
+"""
+PIPO = "  hls::stream<float> s_x;\n  hls::stream<float> s_y;\n  hls::stream_of_blocks<blk_t, 2> buf;\n"
+
+
+def test_a_stream_of_blocks_is_memory_and_a_fifo_of_blocks_is_too_wide():
+    """A stream of blocks is a PIPO (two memories of a block each), no FIFO: stream-width lets it pass; an
+    hls::stream of the same 2,048-bit blocks (the converter buffer before issue 21's fix) is a FIFO token over the
+    bus, whether the block is a struct or an array typedef."""
+    ok = PROCS + BLOCKS + region(PIPO, "  load_x(x, s_x);\n  fill(s_x, buf);\n  drain(buf, s_y);\n  store_y(s_y, y);\n")
+    for rule in ("stream-width", "one-writer-reader", "canonical-order"):
+        assert findings(ok, rule) == [], rule
+    for block in ("struct blk_s {\n  float v[8][8];\n};\n", "typedef float blk_s[8][8];\n"):
+        fifo = block + region("  hls::stream<blk_s, 2> buf(\"b\");\n", "")
+        (e,) = findings(fifo, "stream-width")
+        assert e.loc.line == line_of(fifo, "buf(") and "2,048 bits a token, over the 512-bit bus" in e.message
+
+
+def test_one_writer_reader_reads_the_locks_of_a_stream_of_blocks():
+    """The process taking write_locks on a stream of blocks writes it, the one taking read_locks reads it."""
+    decls = PIPO + "  hls::stream<float> s_z;\n"
+    bad = PROCS + BLOCKS + region(decls, "  load_x(x, s_x);\n  load_x(x, s_z);\n  fill(s_x, buf);\n  fill(s_z, buf);\n"
+                                         "  drain(buf, s_y);\n  store_y(s_y, y);\n")
+    (e,) = findings(bad, "one-writer-reader")
+    assert e.loc.line == line_of(bad, "  fill(s_z, buf)")
+    assert "stream 'buf' of region 'k_region0' has a second writer: 'fill' writes it after 'fill'" in e.message
+    early = PROCS + BLOCKS + region(PIPO, "  load_x(x, s_x);\n  drain(buf, s_y);\n  fill(s_x, buf);\n  store_y(s_y, y);\n")
+    (e,) = findings(early, "canonical-order")
+    assert "calls 'drain', which reads stream 'buf', before its writer 'fill'" in e.message
+
+
 # ------------------------------------------------------------------------------ canonical-order
 def test_canonical_order_catches_a_task_called_before_the_load_that_feeds_it():
     cpp = PROCS + region("  hls::stream<float> s_x;\n  hls::stream<float> s_y;\n",

@@ -20,7 +20,7 @@ def pending(e: CodeLintError) -> bool:
 def findings() -> dict[str, list[CodeLintError]]:
     """Project name -> every finding of every rule."""
     projects = {**all_projects(), "explored:gpt2-w4a8/decode_full": explored_w4a8()[1],
-                "tests/cli/designs.py:bypass_sized": converter_design().build()}  # a layout converter of 16 x 16
+                "tests/cli/designs.py:bypass_sized": converter_design().build()}  # a layout converter of 8 x 8
     return {name: lint_code(prj.files, expected(prj), rules=RULES) for name, prj in projects.items()}
 
 

@@ -129,7 +129,7 @@ def test_a_scope_keeps_names_apart():
 def test_reserved_list_covers_every_macro_of_the_included_headers(tmp_path):
     """Every macro g++ defines for the headers generated code includes is reserved (or reserved by rule)."""
     headers = ["chrono", "cmath", "cstdint", "cstdio", "cstdlib", "cstring", "string", "utility", "vector",
-               "hls_stream.h", "ap_int.h", "ap_fixed.h", "hls_math.h", "streamdsl_rt.h"]
+               "hls_stream.h", "hls_streamofblocks.h", "ap_int.h", "ap_fixed.h", "hls_math.h", "streamdsl_rt.h"]
     src = tmp_path / "all.cpp"
     src.write_text("".join(f"#include <{h}>\n" if "." not in h else f'#include "{h}"\n' for h in headers))
     macros = set()

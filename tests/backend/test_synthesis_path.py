@@ -1,7 +1,7 @@
 """The synthesis path of every emitted kernel file is plain C++14 against the vendor's API: g++ -std=c++14
 -D__SYNTHESIS__ -pedantic-errors -fsyntax-only with include/synth (the vendor's ap_int.h, ap_fixed.h, hls_stream.h,
-hls_math.h declared from UG1399) and include/ (streamdsl_rt.h) on the include path -- the examples and the
-library's tiny layers of tests/emitted.py, each checked once per content (a cache keyed by the file's hash).
+hls_streamofblocks.h, hls_math.h declared from UG1399) and include/ (streamdsl_rt.h) on the include path -- the
+examples and the library's tiny layers of tests/emitted.py, each checked once per content (a cache keyed by the file's hash).
 
 The declarations are checked too: their operator results have the widths UG1399 gives, and code the vendor's
 library rejects (fixed-point arithmetic with a double, C++17, streamdsl's C-simulation API) fails the check."""
@@ -65,7 +65,7 @@ def test_every_emitted_kernel_file_is_cxx14_against_the_vendor_api(tmp_path):
 def check(tmp_path: Path, code: str, name: str = "k.cpp") -> subprocess.CompletedProcess:
     src = tmp_path / name
     src.write_text('#include "ap_int.h"\n#include "ap_fixed.h"\n#include "hls_stream.h"\n#include "hls_math.h"\n'
-                   '#include "streamdsl_rt.h"\n#include <type_traits>\n' + code)
+                   '#include "hls_streamofblocks.h"\n#include "streamdsl_rt.h"\n#include <type_traits>\n' + code)
     return subprocess.run([GXX, *FLAGS, str(src)], capture_output=True, text=True, timeout=120)
 
 
@@ -80,6 +80,12 @@ static_assert(std::is_same<decltype(ap_fixed<8, 4>() * ap_fixed<8, 4>()), ap_fix
 static_assert(std::is_same<decltype(ap_fixed<8, 4>() + ap_fixed<6, 2>()), ap_fixed<9, 5>>::value, "fixed sum");
 static_assert(std::is_same<decltype(hls::exp(1.0f)), float>::value, "float stays float");
 static_assert(std::is_base_of<hls::stream<int>, hls::stream<int, 4>>::value, "a sized stream binds to stream<T>&");
+typedef float blk[2][3];
+static_assert(std::is_base_of<hls::stream_of_blocks<blk>, hls::stream_of_blocks<blk, 3>>::value, "and a sized PIPO");
+void g(hls::stream_of_blocks<blk> &a, hls::stream_of_blocks<blk> &b) {  // a lock is used as the block it holds
+  { hls::write_lock<blk> w(a); w[1][2] = 1.0f; }
+  { hls::read_lock<blk> r(b); float x = r[1][2]; (void)x; }
+}
 void f(hls::stream<sd::beat<float, 4>> &s, sd::word &w) {
   w.range(31, 0) = 7ull;
   s.write(s.read());
@@ -97,6 +103,10 @@ void f(hls::stream<sd::beat<float, 4>> &s, sd::word &w) {
     ("void f() { hls::sim::run_dataflow([] {}); }", "'hls::sim' has not been declared"),
     ("void f(hls::stream<int> &s) { hls::stream<int> t = s; }", "deleted"),
     ("ap_uint<2048> wide;", "AP_INT_MAX_W"),
+    ('#include "hls_streamofblocks.h"\ntypedef int b_t[4];\nvoid f() { hls::stream_of_blocks<b_t> s; '
+     's.set_name("s"); }', "has no member named 'set_name'"),  # streamdsl's C-simulation extension
+    ('#include "hls_streamofblocks.h"\ntypedef int b_t[4];\nvoid f(hls::stream_of_blocks<b_t> &s) { '
+     'hls::stream_of_blocks<b_t> t = s; }', "deleted"),
 ])
 def test_code_the_vendor_rejects_fails_the_check(tmp_path, code, says):
     r = check(tmp_path, code + "\n")
@@ -125,4 +135,4 @@ def test_a_project_gives_synthesis_cxx14_and_only_streamdsl_rt_h(tmp_path):
                    for line in tcl.splitlines() if line.startswith("add_files")), src
     assert sorted(h.name for h in (out / "include").glob("*.h")) == ["streamdsl_rt.h"]
     assert sorted(h.name for h in (out / "include" / "csim").glob("*.h")) == ["ap_fixed.h", "ap_int.h", "hls_math.h",
-                                                                              "hls_stream.h"]
+                                                                              "hls_stream.h", "hls_streamofblocks.h"]

@@ -45,11 +45,20 @@ def test_fig5_converter_is_a_ping_pong_pair_and_csim_matches():
     g = fused(ffn)
     g.stream(g.edge("h"), tile=(4, 2), order=(1, 0), side="producer")
     g.stream(g.edge("h"), itensor=FIG5_C, side="consumer")
-    src = g.build().source
-    assert "struct cvt_h_block {\n  float v[8][2];\n};" in src               # CHECK: the 8x2 buffer of Fig. 5
-    assert "#pragma HLS stream variable=cvt_h_buf depth=2 type=pipo" in src  # CHECK: ping-pong
+    prj = g.build()
+    src = prj.source
+    assert "typedef float cvt_h_block[8][2];" in src                         # CHECK: the 8x2 buffer of Fig. 5
+    # CHECK: ping-pong: UG1399's stream of blocks, two blocks of memory, each taken under a lock for one block
+    assert "hls::stream_of_blocks<cvt_h_block, 2> cvt_h_buf;" in src and "type=pipo" not in src
+    assert '#include "hls_streamofblocks.h"' in prj.files["ffn.h"]
+    assert "static void cvt_h_fill(hls::stream<sd::beat<float, 8>> &s_h_cvt_h, " \
+           "hls::stream_of_blocks<cvt_h_block> &cvt_h_buf) {" in src
+    assert "    SD_TRIP(L_cvt_h_blocks);\n    hls::write_lock<cvt_h_block> blk(cvt_h_buf);\n" in src
+    assert "    SD_TRIP(L_cvt_h_blocks);\n    hls::read_lock<cvt_h_block> blk(cvt_h_buf);\n" in src
     assert "cvt_h_fill(s_h_cvt_h, cvt_h_buf);" in src and "cvt_h_drain(cvt_h_buf, s_h_relu);" in src
-    np.testing.assert_array_equal(g.build().csim(X, W1, W2), ffn(X, W1, W2))
+    np.testing.assert_array_equal(prj.csim(X, W1, W2), ffn(X, W1, W2))
+    acc = prj.accounting(X, W1, W2)  # the converter's loops are the ones the model prices
+    assert [round(r.ratio, 3) for r in acc.rows if r.kind == "converter"] == [1.0] and round(acc.ratio, 3) == 1.0
 
 
 def test_unfused_regions_hand_over_through_dram_buffers():

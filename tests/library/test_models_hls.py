@@ -54,13 +54,15 @@ def built(tmp_path_factory):
 
 def test_v_plus_plus_sees_streamdsl_rt_h_and_no_c_simulation_header(built):
     """The Makefile's v++ -c include path (the layer folder and its include/) holds streamdsl_rt.h and none of
-    the C-simulation ap_int.h, ap_fixed.h, hls_stream.h, hls_math.h (include/csim): synthesis takes Vitis's."""
+    the C-simulation ap_int.h, ap_fixed.h, hls_stream.h, hls_streamofblocks.h, hls_math.h (include/csim): synthesis
+    takes Vitis's."""
     _, prj, _ = built["llama"]
     make = (prj.output / "Makefile").read_text()
     dirs = [d for line in make.splitlines() if line.strip().startswith("v++ -c") for d in re.findall(r"-I(\S+)", line)]
     assert dirs
     seen = {h.name for d in dirs for h in (prj.output / d).glob("*.h")}
-    assert "streamdsl_rt.h" in seen and not seen & {"ap_int.h", "ap_fixed.h", "hls_stream.h", "hls_math.h"}
+    assert "streamdsl_rt.h" in seen and not seen & {"ap_int.h", "ap_fixed.h", "hls_stream.h",
+                                                   "hls_streamofblocks.h", "hls_math.h"}
 
 
 def m_axi_ports(cpp: str, kernel: str) -> list[str]:
@@ -240,7 +242,8 @@ def compile_host(prj, where: Path) -> Path:
         src = where / f"kernel_{v.name}.cpp"
         src.write_text(
             '#include "xrt_mock.h"\n'
-            + "".join(f'#include "{h}"\n' for h in ("ap_fixed.h", "ap_int.h", "hls_math.h", "hls_stream.h", "streamdsl_rt.h"))
+            + "".join(f'#include "{h}"\n' for h in ("ap_fixed.h", "ap_int.h", "hls_math.h", "hls_stream.h",
+                                                                "hls_streamofblocks.h", "streamdsl_rt.h"))
             + f"namespace mock_{v.name} {{\n#include \"{v.kernel}.cpp\"\n}}\n"
             + f'XRT_MOCK_KERNEL("{v.kernel}", &mock_{v.name}::{v.kernel}, {{{names}}});\n')
         jobs.append((["-O0", "-w", f"-I{MOCK}", f"-I{d / v.folder}", f"-I{d / v.folder / 'include' / 'csim'}",

@@ -5,10 +5,9 @@ Sources: the PolyBench/C 4.2 kernels and Allo's port of them (cornell-zhang/allo
 examples/polybench/test_polybench.py, sizes from its psize.json "small"); the kernels, references and
 inputs are in ``polybench.py`` beside this file.
 
-Three kernels carry a dependence in every loop (floyd-warshall, nussinov, seidel-2d): the interpreter runs them
-statement by statement, minutes at SMALL (floyd-warshall N=180 is 5.8 million updates).  They are checked at
-SMALL through C-simulation, and on the simulator at PolyBench's MINI size; lu and cholesky, sequential in their
-middle loop, run at SMALL and are marked slow.
+Three kernels carry a dependence in every loop (floyd-warshall, nussinov, seidel-2d): the simulator runs them
+through its compiled path (backend/native.py; floyd-warshall N=180, 5.8 million updates, in under a second), and
+their HLS C++ is C-simulated at SMALL too.
 """
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ from peers_util import needs_gxx
 
 import streamdsl as sd
 
-SLOW = {"lu", "cholesky", "floyd-warshall", "nussinov", "seidel-2d"}
-MINI = {"floyd-warshall": dict(N=60), "nussinov": dict(N=60), "seidel-2d": dict(TSTEPS=20, N=40)}  # the simulator
+SEQUENTIAL = ("floyd-warshall", "nussinov", "seidel-2d")  # a dependence in every loop
 
 
 def _run(k, args):
@@ -43,17 +41,15 @@ def _close(name, got, want):
             np.testing.assert_allclose(g, w, rtol=b.rtol, atol=b.atol, err_msg=f"{name}: argument {n}")
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in pb.KERNELS])
+@pytest.mark.parametrize("name", list(pb.KERNELS))
 def test_polybench_on_the_simulator(name):
-    """examples/polybench/<name>.py in Allo: the kernel at SMALL size (MINI for the three above) against its NumPy
-    formulation."""
-    sizes = MINI.get(name)
-    args = pb.inputs(name, sizes=sizes)
-    _close(name, _run(pb.kernel(name, sizes), args), pb.reference(name, args, sizes))
+    """examples/polybench/<name>.py in Allo: the kernel at SMALL size against its NumPy formulation."""
+    args = pb.inputs(name)
+    _close(name, _run(pb.kernel(name), args), pb.reference(name, args))
 
 
 @needs_gxx
-@pytest.mark.parametrize("name", sorted(MINI))
+@pytest.mark.parametrize("name", SEQUENTIAL)
 def test_sequential_polybench_small_in_csim(name):
     """The three fully sequential kernels at SMALL size: their HLS C++ C-simulated against NumPy."""
     args = pb.inputs(name)

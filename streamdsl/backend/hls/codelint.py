@@ -14,7 +14,7 @@ from ...ir.nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Decl, For, If, Kernel, Load, Return, Select, Store, UnaryOp,
 )
 from . import cxx
-from .lint import BUS_BITS, PING_PONG, PRICED_BITS, PRICED_WIDE, SYNTHESIS, CodeLintError, Expected
+from .lint import BUS_BITS, PRICED_BITS, PRICED_WIDE, SYNTHESIS, CodeLintError, Expected
 
 _SCALAR_BITS = {"float": 32, "double": 64, "half": 16, "bool": 1, "char": 8, "signed char": 8, "unsigned char": 8,
                 "short": 16, "unsigned short": 16, "int": 32, "unsigned": 32, "unsigned int": 32, "long": 64,
@@ -73,6 +73,14 @@ class Code:
     def bits(self, toks: list[cxx.Tok], seen=()) -> int | None:
         """The width in bits of a C++ type, or None when the lint cannot tell it."""
         toks = cxx.split_angles([t for t in toks if t.text not in ("const", "volatile", "struct", "&")])
+        if toks and toks[-1].text == "]":  # an array type (a typedef's): its element's bits times its size
+            k = next(i for i, t in enumerate(toks) if t.text == "[")
+            b, j = self.bits(toks[:k], seen), k
+            while b is not None and j < len(toks) and toks[j].text == "[":
+                end = cxx.matching(toks, j)
+                n = _const(toks[j + 1:end])
+                b, j = (b * n if n is not None else None), end + 1
+            return b
         text = " ".join(t.text for t in toks)
         text = re.sub(r"^(?:::\s*)?(?:std|sd|hls)\s*::\s*", "", text)
         if text in _SCALAR_BITS:
@@ -107,14 +115,18 @@ class Code:
             return total
         return None
 
-    def stream_decls(self):
-        """(unit, function or None, statement, name, element type, dims) of every stream variable declared."""
+    def stream_decls(self, blocks: bool = True):
+        """(unit, function or None, statement, name, element type, dims) of every stream variable declared: an
+        ``hls::stream`` (a FIFO), and with ``blocks`` an ``hls::stream_of_blocks`` too (a PIPO: the element type
+        is its block's, an array type)."""
+        kinds = ("stream", "stream_of_blocks") if blocks else ("stream",)
         for u in self.units:
             stmts = [(None, s) for s in u.statements] + [(f, s) for f in u.functions.values()
                                                           for s, _ in cxx.walk(f.body) if isinstance(s, cxx.Stmt)]
             for f, s in stmts:
                 toks = cxx.split_angles([t for t in s.toks if t.text != "static"])
-                if len(toks) > 3 and [t.text for t in toks[:3]] == ["hls", "::", "stream"] and toks[3].text == "<":
+                if len(toks) > 3 and [t.text for t in toks[:2]] == ["hls", "::"] and toks[2].text in kinds \
+                        and toks[3].text == "<":
                     name = cxx.declared(s)
                     if name is None:
                         continue
@@ -130,8 +142,9 @@ class Code:
 
     # ---------------------------------------------------------------------------- stream-width
     def stream_width(self) -> list[CodeLintError]:
+        """The FIFOs' widths; a stream of blocks is memory (a PIPO of whole blocks), not a FIFO."""
         out = []
-        for u, _f, s, name, elem, _dims in self.stream_decls():
+        for u, _f, s, name, elem, _dims in self.stream_decls(blocks=False):
             b = self.bits(elem)
             where = next(t for t in reversed(s.toks) if t.text == name)
             if b is None:
@@ -142,13 +155,7 @@ class Code:
             lines = u.lines[max(0, s.line - 2):s.line]
             priced = any(PRICED_WIDE in line for line in lines)
             limit = PRICED_BITS if priced else BUS_BITS
-            if b > limit and any(PING_PONG in line for line in lines):
-                out.append(self.error(
-                    "stream-width", u, where, f"stream '{name}' carries whole blocks of {b:,} bits: a ping-pong "
-                    "buffer the model prices as two blocks of memory, declared as a FIFO of blocks",
-                    hint="declare it as hls::stream_of_blocks (a PIPO of two memories) with write_lock/read_lock",
-                    check="block"))
-            elif b > limit:
+            if b > limit:
                 why = "" if not priced else f" (more than the {PRICED_BITS} bits a priced wide stream may have)"
                 out.append(self.error(
                     "stream-width", u, where, f"stream '{name}' carries {u.quote(elem)}: {b:,} bits a token, over "
@@ -262,8 +269,12 @@ class Code:
             if not isinstance(s, cxx.Stmt):
                 continue
             toks = s.toks
+            lock = _lock(toks)
             for k, t in enumerate(toks):
                 if t.text not in streams or (k and toks[k - 1].text in (".", "->", "::")):
+                    continue
+                if lock and k and toks[k - 1].text in ("(", "{"):  # hls::write_lock<B> b(s): a block of s
+                    out[t.text].add(lock)
                     continue
                 j = k + 1
                 while j < len(toks) and toks[j].text == "[":
@@ -492,6 +503,15 @@ class Code:
                                       f"'#pragma HLS stream variable={name} depth={d}' (the schedule's depth)"
                                       + (f"; it says depth={depth[name]}" if name in depth else "")))
         return out
+
+
+def _lock(toks: list[cxx.Tok]) -> str | None:
+    """``"w"`` for a statement declaring an ``hls::write_lock`` (it takes a block of a stream of blocks to fill),
+    ``"r"`` for an ``hls::read_lock``, else None."""
+    words = [t.text for t in toks[:4] if t.text != "const"]
+    if words[:2] == ["hls", "::"] and len(words) > 2:
+        return {"write_lock": "w", "read_lock": "r"}.get(words[2])
+    return None
 
 
 def _const(toks: list[cxx.Tok]) -> int | None:

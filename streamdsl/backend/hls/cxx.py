@@ -291,7 +291,9 @@ class Param:
 
     @property
     def is_stream(self) -> bool:
-        return any(t.text == "stream" for t in self.type) and any(t.text == "hls" for t in self.type)
+        """An ``hls::stream`` or an ``hls::stream_of_blocks`` (a channel with one writer and one reader)."""
+        return any(t.text in ("stream", "stream_of_blocks") for t in self.type) and \
+            any(t.text == "hls" for t in self.type)
 
 
 @dataclass(eq=False)  # compared by identity
@@ -382,8 +384,11 @@ def _scope(toks: list[Tok], i: int, end: int, unit: Unit, raw: list[str]) -> Non
         if t.text == "typedef":
             j = _statement_end(toks, i, end)
             decl = toks[i + 1:j]
-            if decl:
-                unit.typedefs[decl[-1].text] = decl[:-1]
+            p = _param(decl)  # typedef float blk[8][2]: blk names `float [8][2]`
+            if p is not None:
+                k = max(n for n, t in enumerate(decl) if t.text == p.name and (n + 1 == len(decl) or
+                                                                                  decl[n + 1].text == "["))
+                unit.typedefs[p.name] = decl[:k] + decl[k + 1:]
             i = j + 1
             continue
         if t.text == "using" and i + 2 < end and toks[i + 2].text == "=":

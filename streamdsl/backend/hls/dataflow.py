@@ -19,9 +19,14 @@ What a lowered graph (:mod:`streamdsl.dfg.lower`) becomes, following its bus pla
   loop nest with its token moves written in) as C++: a token move is one
   pipelined loop over the tokens' beats (inside a pipelined loop, the token's
   beats unrolled in the iteration), filling or emptying the kernel's buffers.
-* **converter**: two processes around a ping-pong buffer (a depth-2 stream of
-  whole blocks): ``_fill`` takes one block of source tokens, ``_drain`` emits
-  it in the destination order while the next block fills.
+* **converter**: two processes around a ping-pong buffer, an
+  ``hls::stream_of_blocks`` of two blocks (UG1399's PIPO between dataflow
+  processes, the two blocks of memory the model prices): ``_fill`` takes a
+  block under an ``hls::write_lock`` and writes one block of source tokens
+  into it, ``_drain`` takes the oldest filled block under an
+  ``hls::read_lock`` and emits it in the destination order while the next
+  block fills; each lock gives its block back at the end of the block loop's
+  iteration.
 * **fork**: every beat to each branch; **load/store DMA**: one word a beat per
   port, in order (a burst); a DMA whose beats are not whole words of its
   tensor's packing moves a word per value.
@@ -46,7 +51,6 @@ from ...ir.nodes import CallKernel, Kernel, Return, StreamMove, Var, walk
 from ...types import TensorType
 from ..text import comment
 from .emit import Emitter, KernelNames, ctype, declare, function, kernel_names, literal
-from .lint import PING_PONG
 from .names import Scope, renamed_comment
 from .project import _kernels_in_order, file_scope
 
@@ -397,8 +401,9 @@ class DataflowEmitter:
         code("}")
         return code.text()
 
-    def converter(self, n: Node) -> tuple[str, list[str]]:
-        """(code, the block-channel declaration lines for the region)."""
+    def converter(self, n: Node) -> tuple[str, list[str], list[str]]:
+        """(code, the block channel's declaration lines for the region, its lines for streamdsl's C-simulation
+        only: the name its deadlock reports give it)."""
         cv: Converter = n.converter
         (inp,) = self.ins(n.name)
         outs = self.outs(n.name)
@@ -412,9 +417,7 @@ class DataflowEmitter:
         bdims = "".join(f"[{x}]" for x in cv.buffer_shape)
         code = _Code()
         code(f"// {comment(cv)}")
-        code(f"struct {block_t} {{")
-        code(f"{elem} v{bdims};", 1)
-        code("};")
+        code(f"typedef {elem} {block_t}{bdims};  // a block of the ping-pong buffer")
         code()
 
         def rel(it: ITensor, p: str) -> list[str]:
@@ -426,14 +429,16 @@ class DataflowEmitter:
             it, per, f = (src, per_src, inp) if side == "in" else (dst, per_dst, outs[0])
             bt, lanes = self.plan.beats[f.name], self.stream(f)
             if side == "in":
-                code(f"static void {fill}({self.port(inp)}, hls::stream<{block_t}> &{buf}) {{")
+                code(f"static void {fill}({self.port(inp)}, hls::stream_of_blocks<{block_t}> &{buf}) {{")
             else:
-                code(f"static void {drain}(hls::stream<{block_t}> &{buf}, {', '.join(self.port(g) for g in outs)}) {{")
+                code(f"static void {drain}(hls::stream_of_blocks<{block_t}> &{buf}, "
+                     f"{', '.join(self.port(g) for g in outs)}) {{")
             b = local.fresh("b")
             code(f"SD_ENTRY(L_{name}_blocks);", 1)
             code(f"L_{name}_blocks: for (int {b} = 0; {b} < {blocks}; {b}++) {{", 1)
             code(f"SD_TRIP(L_{name}_blocks);", 2)
-            code(f"{block_t} {blk};" if side == "in" else f"const {block_t} {blk} = {buf}.read();", 2)
+            # the block the lock holds, given back when the lock goes out of scope (the iteration's end)
+            code(f"hls::{'write' if side == 'in' else 'read'}_lock<{block_t}> {blk}({buf});", 2)
 
             def body(depth: int, tok: str, grp: str, it=it, f=f, bt=bt, side=side) -> None:
                 p = tok if per == 1 else f"{b} * {per} + {tok}"
@@ -447,9 +452,9 @@ class DataflowEmitter:
                     def one(dd: int, lane: str, v: str, s=s) -> None:
                         sub = "".join(f"[{_plus(o, x)}]" for o, x in zip(offs, unflatten(v, it.element)))
                         if side == "in":
-                            code(f"{blk}.v{sub} = {bt_}_{s}.v[{lane}];", dd)
+                            code(f"{blk}{sub} = {bt_}_{s}.v[{lane}];", dd)
                         else:
-                            code(f"{bt_}_{s}.v[{lane}] = {blk}.v{sub};", dd)
+                            code(f"{bt_}_{s}.v[{lane}] = {blk}{sub};", dd)
 
                     self.values(code, local, depth, f, beat, one)
                     if side == "out":
@@ -457,17 +462,13 @@ class DataflowEmitter:
                             code(f"{self.stream(g)[self.stream(f).index(s)]}.write({bt_}_{s});", depth)
 
             self.beats_loop(code, local, 2, f"L_{name}_{side}", str(per), bt.cycles(len(lanes)), body)
-            if side == "in":
-                code(f"{buf}.write({blk});", 2)
             code("}", 1)
             code("}")
             if side == "in":
                 code()
             del q
-        decl = ["// " + PING_PONG,
-                f"hls::stream<{block_t}, 2> {buf}(\"{n.name}.buffer\");",
-                f"#pragma HLS stream variable={buf} depth=2 type=pipo"]
-        return code.text(), decl
+        decl = [f"hls::stream_of_blocks<{block_t}, 2> {buf};  // the ping-pong buffer: two blocks of memory"]
+        return code.text(), decl, [f"{buf}.set_name(\"{n.name}.buffer\");"]
 
     def task(self, n: Node) -> tuple[str, str, list[str]]:
         """(the task's process function, its call in the region, the region scalars the call uses)."""
@@ -616,6 +617,7 @@ class DataflowEmitter:
         code = _Code()
         ports: dict[str, tuple[str, bool]] = {}
         decls: list[str] = []
+        csim: list[str] = []  # lines of streamdsl's threaded C-simulation only
         scalars: list[str] = []
         for n in nodes:
             if n.kind in ("load", "store"):
@@ -645,9 +647,10 @@ class DataflowEmitter:
                 a = [s for f in self.ins(n.name) + self.outs(n.name) for s in self.stream(f)]
                 call(f"{self.fn['process', n.name]}({', '.join(a)});")
             elif n.kind == "converter":
-                text, decl = self.converter(n)
+                text, decl, named = self.converter(n)
                 self.fns.append(text)
                 decls += decl
+                csim += named
                 buf = self.blocks[n.name]
                 (inp,) = self.ins(n.name)
                 call(f"{self.fn['fill', n.name]}({', '.join(self.stream(inp))}, {buf});")
@@ -673,6 +676,8 @@ class DataflowEmitter:
         for line in decls:
             code(line, 1)
         code("#ifdef STREAMDSL_THREADED_DATAFLOW", 0)  # streamdsl's C-sim: threads, bounded FIFOs; else in turn
+        for line in csim:
+            code(line, 1)
         code("hls::sim::run_dataflow(", 1)
         for i, p in enumerate(procs):
             code(f"[&] {{ {p} }}{',' if i < len(procs) - 1 else ');'}", 3)
@@ -781,7 +786,7 @@ def generate(g, low: Lowered, depths: dict[str, int], priority: dict[str, tuple[
     ports = port_table(g, em, scratch)
     proto, top = top_function(g, em, calls, ports)
     files = dataflow_files(g.graph.ir, fns + [top], [proto], board, source, em.file, em.file[g.graph.ir.name],
-                           ports, {q.name: em.top[q.name] for q in g.graph.ir.params})
+                           ports, {q.name: em.top[q.name] for q in g.graph.ir.params}, blocks=bool(em.blocks))
     processes = {n: em.fn["process", n] for (what, n) in [k for k in em.fn if k[0] == "process"]}
     scalars = [(q.name, em.top[q.name], ctype(q.type)) for q in g.graph.ir.params if not isinstance(q.type, TensorType)]
     functions = []  # (C++ function, the kernel it was emitted from, its statements): what the lint checks

@@ -5,7 +5,8 @@ The code lint reads the synthesis path of the emitted files (``__SYNTHESIS__`` d
 left out) with :mod:`.cxx` and checks the rules Vitis builds by; each finding is a :class:`CodeLintError`
 naming the rule and pointing at the generated file's line:
 
-``stream-width``       a FIFO's element is at most the 512-bit bus (1024 where the emitter marks the stream as
+``stream-width``       a FIFO's element (an ``hls::stream``'s; an ``hls::stream_of_blocks`` is memory, a PIPO of
+                       whole blocks, not a FIFO) is at most the 512-bit bus (1024 where the emitter marks the stream as
                        priced by the model, :data:`PRICED_WIDE`): a FIFO is built of memories at most 72 bits
                        wide, so a 131-kbit token is ~1,800 URAMs.  The width comes from the element type:
                        ``sd::token<T, N>``, ``sd::beat<T, L>``, ``ap_[u]int<W>``, ``ap_[u]fixed<W, I>``, a C
@@ -18,7 +19,9 @@ naming the rule and pointing at the generated file's line:
 ``cxx17``              no C++17 in the synthesis path (``if constexpr``, ``std::..._v`` traits, structured
                        bindings, ``inline`` variables, fold expressions, C++17 attributes and library types).
 ``one-writer-reader``  every stream of a dataflow region has exactly one writing and one (other) reading process
-                       (the region's process calls, and what each process does with the stream it is passed).
+                       (the region's process calls, and what each process does with the stream it is passed);
+                       an ``hls::stream_of_blocks`` too, its writer taking ``hls::write_lock``s on it and its
+                       reader ``hls::read_lock``s.
 ``canonical-order``    a region calls its processes producers first: each stream's writer before its reader, the
                        processes that read no stream (loads) first, those that write none (stores) last.
 ``pragmas``            every pragma the IR carries is in the text: pipeline, unroll, bind_op on loops;
@@ -69,7 +72,6 @@ BUS_BITS = 512
 PRICED_BITS = 1024
 # The comment the emitter writes on (or just above) the declaration of a stream of up to PRICED_BITS the model priced
 PRICED_WIDE = "streamdsl: wide stream priced by the model"
-PING_PONG = "streamdsl: ping-pong block buffer"  # a layout converter's two blocks, priced as memory (not a FIFO)
 SYNTHESIS = {"__SYNTHESIS__": 1, "__cplusplus": 201402}  # the macros of the synthesis path
 
 

@@ -487,13 +487,16 @@ def project_files(k: Kernel, functions: list[str], prototypes: list[str], board:
 
 
 def dataflow_files(ir: Kernel, functions: list[str], prototypes: list[str], board, source: str, file: Scope, top: str,
-                   ports: list[dict], scalar_names: dict[str, str]) -> dict[str, str]:
+                   ports: list[dict], scalar_names: dict[str, str], blocks: bool = False) -> dict[str, str]:
     """The files of a dataflow design's project: its top function takes the array ``ports`` (words, see
     :func:`streamdsl.backend.hls.dataflow.port_table`) then the scalar parameters (their C++ names in
-    ``scalar_names``); the testbench reads every port's words from a file (:mod:`streamdsl.dfg.packing`)."""
+    ``scalar_names``); the testbench reads every port's words from a file (:mod:`streamdsl.dfg.packing`).
+    ``blocks``: the design has streams of blocks (a layout converter's ping-pong buffer), so its header includes
+    ``hls_streamofblocks.h``."""
     b = get_board(board)
     part, clock = b.part, b.clock_mhz
     common = dict(name=top, version=__version__, source=comment(source), source_md=md_code(source))
+    includes = ("hls_stream.h", "hls_streamofblocks.h") if blocks else ("hls_stream.h",)
     tb = Scope(file)
     v = {w: tb.fresh(w) for w in ("argc", "argv", "dir")}
     v.update({w: file.fresh(w) for w in ("read_words", "write_words", "read_scalar")})
@@ -511,7 +514,7 @@ def dataflow_files(ir: Kernel, functions: list[str], prototypes: list[str], boar
             scalars.append(dict(n=n, var=tb.fresh(scalar_names[q.name]), ctype=ctype(q.type), transport=_transport(q.type)))
     call_args = ", ".join([r["var"] for r in rows] + [a["var"] for a in scalars])
     return {
-        f"{top}.h": _env.get_template("kernel.h.j2").render(prototypes=prototypes, includes=("hls_stream.h",), **common),
+        f"{top}.h": _env.get_template("kernel.h.j2").render(prototypes=prototypes, includes=includes, **common),
         f"{top}.cpp": _env.get_template("kernel.cpp.j2").render(functions=functions, **common),
         f"tb_{top}.cpp": _env.get_template("tb_dataflow.cpp.j2").render(ports=rows, scalars=scalars,
                                                                           call_args=call_args, v=v, **common),

@@ -99,7 +99,7 @@ class StreamBase {
   // A condition variable with waiters must not be destroyed (glibc would
   // wait for them forever); that only happens when std::exit() runs static
   // destructors after a reported error, and then we simply leak it.
-  ~StreamBase() {
+  virtual ~StreamBase() {
     std::unique_lock<std::mutex> lk(registry().mu);
     bool waited_on = readers_.count() + writers_.count() != 0;
     auto& v = registry().blocked_streams;
@@ -111,9 +111,15 @@ class StreamBase {
   const std::string& name_str() const { return name_; }
   std::string describe_blocked() const {
     std::string s;
-    if (readers_.count()) s += "'" + name_ + "' blocked on read (empty)";
-    if (writers_.count()) s += std::string(s.empty() ? "" : ", ") + "'" + name_ + "' blocked on write (full)";
+    if (readers_.count()) s += "'" + name_ + "' blocked on " + blocked_on(true);
+    if (writers_.count()) s += std::string(s.empty() ? "" : ", ") + "'" + name_ + "' blocked on " + blocked_on(false);
     return s;
+  }
+  // A channel other than a FIFO (hls::stream_of_blocks, hls_streamofblocks.h) words its waits its own way.
+  virtual std::string blocked_on(bool reading) const { return reading ? "read (empty)" : "write (full)"; }
+  virtual std::string never_satisfied(bool reading) const {
+    return reading ? "read from empty stream '" + name_ + "'"
+                   : "write to full stream '" + name_ + "' (depth " + std::to_string(depth_) + ")";
   }
 
  protected:
@@ -127,9 +133,7 @@ class StreamBase {
     unsigned long gen = 0;
     while (!ready()) {
       if (!counted) {
-        if (!in_process && r.running == 0)
-          fail(lk, reading ? "read from empty stream '" + name_ + "'"
-                           : "write to full stream '" + name_ + "' (depth " + std::to_string(depth_) + ")");
+        if (!in_process && r.running == 0) fail(lk, never_satisfied(reading));
         if (readers_.count() + writers_.count() == 0) r.blocked_streams.push_back(this);
         if (in_process) { ++w.proc; ++r.blocked; }
         else { ++w.ext; ++r.external_blocked; }
