@@ -53,6 +53,9 @@ These are model estimates, not Vitis HLS reports.  The model:
   per partition; a partition of at most :data:`SMALL_BANK_BITS` bits is
   distributed RAM in LUTs (a 1024-way partitioned accumulator row is not a
   thousand BRAMs).
+* Registers and multiplexers (the Register and Multiplexer sections of a report): a pipeline's float values
+  are registered (:data:`PIPELINE_REGS`), and a RAM several pipelines drive has a multiplexer on each port
+  signal (:meth:`_Model.port_muxes`, :func:`mux_lut`).
 """
 from __future__ import annotations
 
@@ -97,12 +100,28 @@ COST = {  # (DSP, LUT) per operator; abs and neg of a float are sign-bit wiring 
 MUX_LUT = 10  # LUTs of the two input multiplexers of a shared core, per operation it serves: the reports' estimate
 # of a k-input multiplexer is about 5 k LUTs whatever its width (HLStrans mvt: 2 fmul + 2 fadd cores serving 32
 # operations each at II 32, 1351 multiplexer LUTs in the loop)
+
+
+def mux_lut(inputs: int) -> int:
+    """LUTs of an ``inputs``-input multiplexer as a csynth report estimates it, whatever its width: about 4.5
+    an input (the HLStrans reports' Multiplexer sections: 2 inputs 9 LUT, 3: 14, 4: 20, 5: 26, 9: 49, 17: 81,
+    34: 155, 41: 181)."""
+    return math.ceil(4.5 * inputs) + 1
+
+
 REPLICA_PORTS = 16  # read ports of a RAM_1WNR: 64 reads at II 4 in HLStrans gemm ("limited memory ports" at II 1-3)
 UNSHARED = ("abs", "neg")  # float operators that are wiring, not a core to share
 FP_FF = {  # registers of a floating-point core (the HLStrans reports' instances on the xcu55c at 200 MHz); others 2 x LUT
     ("f32", "add"): 205, ("f32", "sub"): 205, ("f32", "mul"): 143,
     ("f64", "add"): 457, ("f64", "sub"): 457, ("f64", "mul"): 312,
 }
+PIPELINE_REGS = """Every floating-point value a pipeline loads or computes is held in a register of its width for the
+stage that uses it, beside the float cores' own registers (FP_FF, the instances of a report): the Register section
+of HLStrans gemm_Pipeline_lp4_lp5 holds buff_C_load_reg, empty_10_reg (the tmp1 load), mul1_reg and add1_reg, 32 FF
+each; lp1_lp2 its 64 + 64 loads, 128 products and 64 sums.  An integer value gets no register of its own: the LAP
+integer chains are combinational within a cycle (mul_32s_32s_32_1_1, latency 0), and the 2 FF a LUT of integer
+logic (:meth:`_Model._charge`) stand for their registers.  Not modeled: the further copies of a value that lives
+across more than one stage (lp1_lp2's buff_B_load_*_pp0_iter1_reg, its products' shift registers)."""
 FABRIC_FLOAT = frozenset({"div", "sqrt", "cast", "eq", "ne", "lt", "le", "gt", "ge"})  # float cores Vitis builds in
 # fabric only (ddiv_..._no_dsp_1, IMPL fabric), which a csynth report lists at 0 LUT and 0 FF: every ddiv, dsqrt,
 # dcmp, fcmp and sitodp instance of the HLStrans reports (trisolv's ddiv_64ns_64ns_64_22_no_dsp_1_U13: 0 / 0)
@@ -354,6 +373,8 @@ class _Model:
             idx: list = []
             lat = 2 + max((self.expr(i, idx) for i in e.indices), default=0)
             self._charge(idx, 1)
+            if self.pending is not None and isinstance(e.dtype, FloatType) and e.name not in self.regs:
+                ops.append(("reg", e.dtype, None))  # its value held for the stage that uses it (PIPELINE_REGS)
             return lat
         if isinstance(e, (BinOp, UnaryOp, Call)):
             name, t, widths = self._operator(e)
@@ -361,7 +382,10 @@ class _Model:
             if low is not None and low < t.bits:
                 t = IntType(low, t.signed)
             ops.append((name, t, widths))
-            return op_latency(name, t, self.clock, self.fam) + max(self.expr(c, ops, low) for c in _kids(e))
+            lat = op_latency(name, t, self.clock, self.fam)
+            if self.pending is not None and lat > 0 and isinstance(e.dtype, FloatType):
+                ops.append(("reg", e.dtype, None))  # a float core's result, registered (PIPELINE_REGS)
+            return lat + max(self.expr(c, ops, low) for c in _kids(e))
         if isinstance(e, Cast):
             src = e.operand.dtype
             wiring = isinstance(src, IntType) and isinstance(e.dtype, IntType) or (
@@ -434,6 +458,9 @@ class _Model:
         """Charge ``copies`` of each operator; floating-point cores and DSP multipliers are pooled (:meth:`finish`)."""
         cores: dict = self.pending if self.pending is not None else {}
         for name, t, widths in ops:
+            if name == "reg":  # a pipeline register of a float value (PIPELINE_REGS)
+                self.res["ff"] += _bits(t) * copies
+                continue
             d, lut = op_cost(name, t, widths, self.fam)
             if _class(t) == "f" and name not in UNSHARED or name == "mul" and d:
                 n, most = cores.get((name, t, widths), (0, 0))
@@ -723,7 +750,8 @@ class _Model:
             seen.add(key)
             if isinstance(n, Load) and n.name not in stored and not (used & pipe) and not (names & moving):
                 hoisted[n.name] = hoisted.get(n.name, 0) + copies
-                self.res["ff"] += copies * _bits(n.dtype)  # the registers that keep them
+                if not isinstance(n.dtype, FloatType):  # a float load's register is charged with it (expr)
+                    self.res["ff"] += copies * _bits(n.dtype)  # the registers that keep them
                 continue
             count[n.name] = count.get(n.name, 0) + copies
             if isinstance(n, Store):
@@ -854,6 +882,65 @@ class _Model:
             kind, n = "bram", banks * math.ceil(bits / banks / BRAM_BITS)
         self.res[kind] += n
         self.storage[a.name] = (kind, n)
+
+    def port_muxes(self) -> None:
+        """The multiplexers in front of a RAM that several functions of the top drive.  Vitis makes each
+        pipeline of the top a function of its own (:meth:`body`); a local RAM (or an ``ap_memory`` port) that
+        ``k`` of them, or they and the top's own states, access takes on each signal of each of its ports a
+        multiplexer of ``k + 1`` inputs (the idle value the last): address and enable on every port a reader or
+        writer uses, write enable from its writers, data where two or more write.  The HLStrans tops list them
+        in their Multiplexer section: mvt's ``buff_A`` (written by lprd, read by lp1 and lp3) has
+        ``buff_A_address0/1`` and ``buff_A_ce0/1`` of 4 inputs and ``buff_A_we0/1`` of 2; ``buff_x1`` (lprd and
+        lp1 write it, lpwr reads it) ``buff_x1_d0`` of 3; fir's ``delay_lane`` the same pattern, 114 LUT of
+        its 333.  Each is priced by :func:`mux_lut`.  Not modeled: the hoisted reads of the top's own states
+        (mvt's ``buff_y1_address0`` of 34 inputs) and which of a bank's two ports a function uses (both are
+        counted when it makes two accesses an iteration or more)."""
+        arrays = {a.name for st in self.k.body for a in walk(st) if isinstance(a, Alloc) and a.name not in self.regs}
+        if self.k.attrs.get("interface") == "ap_memory":
+            arrays |= {p.name for p in self.k.params if hasattr(p.type, "shape")}
+        users: dict[str, list[tuple[bool, int]]] = {}  # array -> (writes?, accesses an iteration) per function
+
+        def use(stmts, wide: bool) -> dict[str, tuple[bool, int]]:
+            seen: dict[str, tuple[bool, int]] = {}
+            for st in stmts:
+                for n in walk(st):
+                    if isinstance(n, (Load, Store)) and n.name in arrays:
+                        w, c = seen.get(n.name, (False, 0))
+                        seen[n.name] = (w or isinstance(n, Store), c + (2 if wide else 1))
+            return seen
+
+        def functions(stmts) -> None:
+            own = []
+            for st in stmts:
+                if isinstance(st, For) and self._outlined(st):
+                    chain = self._perfect_chain(st) or [st]
+                    inner = [x for x in chain[-1].body if any(isinstance(n, For) for n in walk(x))]
+                    rest = [x for x in chain[-1].body if x not in inner]
+                    found = use(rest, False)
+                    for name, (w, c) in use(inner, True).items():
+                        w0, c0 = found.get(name, (False, 0))
+                        found[name] = (w or w0, c + c0)
+                    for name, u in found.items():
+                        users.setdefault(name, []).append(u)
+                elif isinstance(st, For):
+                    functions(st.body)
+                elif isinstance(st, If):
+                    functions(st.then)
+                    functions(st.orelse)
+                else:
+                    own.append(st)
+            for name, u in use(own, False).items():
+                users.setdefault(name, []).append(u)
+
+        functions(self.k.body)
+        for name, us in users.items():
+            if len(us) < 2:
+                continue
+            k, writers = len(us), sum(w for w, _ in us)
+            ports = 2 if any(c > 1 for _, c in us) else 1
+            per_port = 2 * mux_lut(k + 1) + (mux_lut(writers + 1) if writers else 0) + (
+                mux_lut(writers + 1) if writers > 1 else 0)
+            self.res["lut"] += self.banks.get(name, 1) * ports * per_port
 
     def _replicate(self, name: str, copies: int) -> None:
         """Keep ``copies`` copies of local array ``name`` (a RAM_1WNR's read ports)."""
@@ -1121,6 +1208,7 @@ def estimate(k: Kernel, board="u55c", clock_mhz: float | None = None, measured: 
     finally:
         _MEASURED.clear()
     m.finish()
+    m.port_muxes()
     lut, ff = ADAPTER[k.attrs.get("interface", "m_axi")]
     ports = [p for p in k.params if hasattr(p.type, "shape")]
     m.res["lut"] += lut * len(ports)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamdsl as sd
 from streamdsl import f32, f64, i32
 from streamdsl.cost.model import (
-    FAMILIES, dsp_tiles, estimate, family, op_cost, op_latency, recurrence_latency, unlisted_in_csynth,
+    FAMILIES, dsp_tiles, estimate, family, mux_lut, op_cost, op_latency, recurrence_latency, unlisted_in_csynth,
 )
 
 US = FAMILIES["ultrascale+"]
@@ -514,3 +514,65 @@ def test_fabric_only_float_cores_are_charged_but_named_as_left_out_of_csynth():
     assert not unlisted_in_csynth("div", i32)
     assert rep.unlisted == {"lut": div_lut, "ff": 2 * div_lut}  # one ddiv core (II 1, one divide an iteration)
     assert rep.resources["lut"] > div_lut  # still in the model's estimate: the LUTs are on the chip
+
+
+@sd.kernel
+def product(X: f32[128], W: f32[128]) -> f32[128]:
+    Y: f32[128]
+    for i in range(128):
+        Y[i] = X[i] * W[i]
+    return Y
+
+
+@sd.kernel
+def product_int(X: i32[128], W: i32[128]) -> i32[128]:
+    Y: i32[128]
+    for i in range(128):
+        Y[i] = X[i] * W[i]
+    return Y
+
+
+def test_every_float_value_of_a_pipeline_is_held_in_a_register():
+    # HLStrans gemm_Pipeline_lp4_lp5's Register section: buff_C_load_reg, empty_10_reg (the tmp1 load), mul1_reg
+    # and add1_reg, 32 FF each, beside the shared cores' own registers (listed as instances)
+    rep = estimate(_ap(product), "xcu55c-fsvh2892-2L-e", 200)
+    lp = _loop(rep, "i")
+    control = (128).bit_length() + 1 + 6 + lp.depth  # the counter, a few control bits, a stage enable a cycle
+    fmul = 143  # fmul_32ns_32ns_32_4_max_dsp's own registers
+    assert rep.resources["ff"] == control + fmul + 3 * 32  # X[i], W[i] and their product
+    # an integer pipeline's values get no register of their own: the LAP reports' integer chains are combinational
+    # within a cycle (mul_32s_32s_32_1_1, latency 0); the model's 2 FF a LUT of integer logic stand for them
+    ints = estimate(_ap(product_int), "xcu55c-fsvh2892-2L-e", 200)
+    assert ints.resources["ff"] == (128).bit_length() + 1 + 6 + _loop(ints, "i").depth
+
+
+@sd.kernel
+def handed_on(X: f32[128], W: f32[128]) -> f32[128]:
+    buf: f32[128]
+    Y: f32[128]
+    for i in range(128):
+        buf[i] = X[i] + 1.0
+    for i in range(128):
+        Y[i] = buf[i] * 2.0
+    return Y
+
+
+@sd.kernel
+def kept(X: f32[128], W: f32[128]) -> f32[128]:
+    buf: f32[128]
+    Y: f32[128]
+    for i in range(128):
+        buf[i] = X[i] + 1.0
+    for i in range(128):
+        Y[i] = W[i] * 2.0
+    return Y
+
+
+def test_a_ram_two_pipelines_drive_has_a_multiplexer_on_each_port_signal():
+    # HLStrans mvt's top: buff_A, written by lprd and read by lp1 and lp3, has buff_A_address0 and buff_A_ce0 of
+    # 4 inputs (3 functions and idle) and buff_A_we0 of 2; a 3-input mux is 14 LUT, 5 inputs 26, whatever the width
+    assert [mux_lut(n) for n in (2, 3, 5)] == [10, 15, 24]
+    shared = estimate(_ap(handed_on), "xcu55c-fsvh2892-2L-e", 200).resources["lut"]
+    alone = estimate(_ap(kept), "xcu55c-fsvh2892-2L-e", 200).resources["lut"]
+    # buf: one port (an access an iteration), address and enable of 2 + 1 inputs, write enable of 1 + 1
+    assert shared - alone == 2 * mux_lut(3) + mux_lut(2)
