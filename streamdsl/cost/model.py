@@ -863,7 +863,7 @@ class _Model:
     def _fill(self, a: Alloc) -> int:
         """An initialised array outside a pipeline: the emitted fill is a loop nest over its elements, its
         innermost pipelined at II 1 (flattened: an element a cycle)."""
-        return a.type.size + COPY_DEPTH
+        return element_loop(a.type.size)
 
     def alloc(self, a: Alloc) -> None:
         if a.name in self.ports:
@@ -1175,6 +1175,11 @@ COPY_DEPTH = 3
 """Pipeline depth of the top function's element copies (a port read or write, a register, a RAM write)."""
 
 
+def element_loop(n: int) -> int:
+    """Cycles of an emitted loop over ``n`` elements, pipelined at II 1 and flattened (a copy or a fill)."""
+    return n + COPY_DEPTH if n else 0
+
+
 def top_copies(k: Kernel, counted: dict[str, int] | None = None) -> int:
     """Cycles of the top function's element copies (:mod:`streamdsl.ir.toplevel`): each a pipelined loop over
     the array at II 1, flattened (``counted``: array -> the elements a run copied, for the accounting)."""
@@ -1184,7 +1189,7 @@ def top_copies(k: Kernel, counted: dict[str, int] | None = None) -> int:
     total = 0
     for name in t.copied_in + t.copied_out:
         size = types[name].size if counted is None else counted.get(name, 0)
-        total += size + COPY_DEPTH if size else 0
+        total += element_loop(size)
     return total
 
 

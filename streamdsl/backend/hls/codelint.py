@@ -10,8 +10,9 @@ import zlib
 
 from ...errors import Loc
 from ...ir.deps import bind_class, bound_impl, loop_binds
+from ...ir.loops import loops_with_parents
 from ...ir.nodes import (
-    Alloc, Assign, BinOp, Call, CallKernel, Cast, Decl, For, If, Kernel, Load, Return, Select, Store, UnaryOp,
+    Alloc, Assign, BinOp, Call, CallKernel, Cast, Decl, For, If, Kernel, Load, Return, Select, Store, UnaryOp, walk,
 )
 from . import cxx
 from .lint import BUS_BITS, PRICED_BITS, PRICED_WIDE, SYNTHESIS, CodeLintError, Expected
@@ -415,7 +416,7 @@ class Code:
         loops = [lp for lp, _ in cxx.walk(f.body) if isinstance(lp, cxx.Loop) and lp.label and lp.var]
         seen: dict[str, int] = {}
         pragmas = [(s, ls) for s, ls in cxx.walk(f.body) if isinstance(s, cxx.Pragma)]
-        for lp in _ir_loops(body):
+        for lp, _ in loops_with_parents(body):
             var = c(lp.var)
             n = seen.get(var, 0)
             seen[var] = n + 1
@@ -466,7 +467,8 @@ class Code:
                     dims.append(_const(s.toks[j + 1:end]))
                     j = end + 1
                 decl_dims.setdefault(name, dims)
-        wanted = [(a.name, a.attrs.get("partition", ()), a.attrs.get("bind")) for a in _ir_allocs(body)]
+        allocs = [a for s in body for a in walk(s) if isinstance(a, Alloc)]
+        wanted = [(a.name, a.attrs.get("partition", ()), a.attrs.get("bind")) for a in allocs]
         wanted += [(p, list(ps), None) for p, ps in k.attrs.get("partition", ())]
         for name, partition, bind in wanted:
             var = c(name)
@@ -643,28 +645,6 @@ def _probe(a: cxx.Access, loop: cxx.Loop, varies: set[str], consts: dict) -> str
 
 def _attrs(attrs: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in attrs.items())
-
-
-def _ir_loops(stmts):
-    """The IR loops of ``stmts`` in the order the emitter writes them."""
-    for s in stmts:
-        if isinstance(s, For):
-            yield s
-            yield from _ir_loops(s.body)
-        elif isinstance(s, If):
-            yield from _ir_loops(s.then)
-            yield from _ir_loops(s.orelse)
-
-
-def _ir_allocs(stmts):
-    for s in stmts:
-        if isinstance(s, Alloc):
-            yield s
-        elif isinstance(s, For):
-            yield from _ir_allocs(s.body)
-        elif isinstance(s, If):
-            yield from _ir_allocs(s.then)
-            yield from _ir_allocs(s.orelse)
 
 
 _OP_NAME = {"add": "fadd", "sub": "fsub", "mul": "fmul"}
