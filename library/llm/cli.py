@@ -47,9 +47,7 @@ def random_layer_inputs(m, i: int, t: int, pos: int, rng) -> list:
 def layer_schedule(m, prj: dict, kind: str, board):
     """The decode layer schedule of ``kind`` a folder was built with (``schedule`` in streamdsl.json; folders
     written before it existed hold the default schedule)."""
-    if prj.get("schedule", "default") == "explored":
-        return m.explored(kind, board)
-    return m.schedule(1, kind)
+    return m.decode_layer(kind, prj.get("schedule", "default"), board)
 
 
 # ------------------------------------------------------------------------ project folders

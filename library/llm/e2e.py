@@ -317,7 +317,7 @@ def end_to_end(config: LLMConfig, board="u55c", prompt: int = 32, gen: int = 32,
     p = min(prefill_len or prompt, m.max_len)  # as cmd_build clamps it
     layers = []
     for kind in m.kinds():
-        g = m.explored(kind, b)  # the decode layer the build writes (hls_build SCHEDULES: "explored")
+        g = m.decode_layer(kind, "explored", b)  # the decode layer the build writes by default
         dec = model_design(g, b)
         pre = model_design(m.schedule(p, kind, decode=g), b) if p > 1 else None
         layers.append(LayerDesigns(kind, sum(k == kind for k in config.layer_types), dec, pre))

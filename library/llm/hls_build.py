@@ -271,8 +271,7 @@ schedule either way, reading the decode layer's weight and cache ports."""
 def _variants(model, prefill_len: int, board, schedule: str) -> list[LayerVariant]:
     phases = [("decode", 1)] + ([("prefill", prefill_len)] if prefill_len > 1 else [])
     try:
-        decode = {kind: model.explored(kind, board) if schedule == "explored" else model.schedule(1, kind)
-                  for kind in model.kinds()}
+        decode = {kind: model.decode_layer(kind, schedule, board) for kind in model.kinds()}
     except ExploreError as err:
         raise LLMError(f"no explored decode layer: {err.message}", user_loc(),
                        hint="schedule='default' (--schedule default) builds the library's default schedule; "

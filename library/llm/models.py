@@ -153,6 +153,11 @@ class LLM:
             self._schedules[key] = (g, decode)  # the decode schedule kept alive while its id() keys this one
         return self._schedules[key][0]
 
+    def decode_layer(self, kind: str = FULL, schedule: str = "explored", board="u55c"):
+        """The one-token layer of ``kind`` that ``build(schedule=...)`` emits: :meth:`explored` on ``board``
+        (``"explored"``) or the library's default schedule (``"default"``, :meth:`schedule`)."""
+        return self.explored(kind, board) if schedule == "explored" else self.schedule(1, kind)
+
     def explored(self, kind: str = FULL, board="u55c"):
         """The decode layer of ``kind`` as ``sd.explore(model, board)`` finds it fastest on ``board`` (the design
         the performance model reports and ``build`` emits by default); explored once per board."""
