@@ -70,10 +70,12 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 import streamdsl as sd
 from streamdsl.backend import OutputFolder, comment, md_code, plain_parts
+from streamdsl.backend.hls.project import write as write_hls
 from streamdsl.dfg import ITensor, Packing, pack, unpack
 from streamdsl.explorer import ExploreError
 from streamdsl import TensorType
 
+from . import device
 from .config import FULL, SLIDING, LLMConfig, LLMError, user_loc
 from .rope import rope_inv_freq, rope_tables
 from .weights import LayerWeights, ModelWeights, QuantLinear
@@ -171,20 +173,24 @@ class AcceleratorProject:
     max_len: int
     build_seconds: float = 0.0
     schedule: str = "explored"  # the decode layers' schedule (SCHEDULES)
+    generate: device.GenerateKernel | None = None  # the one kernel of the xclbin (generate/)
 
     def __repr__(self) -> str:
         where = f" in {self.output}" if self.output else ""
         ks = ", ".join(v.kernel for v in self.variants)
-        return (f"<AcceleratorProject {self.model}{where}: kernels {ks} ({self.schedule} decode schedule); "
+        return (f"<AcceleratorProject {self.model}{where}: kernel {self.generate.kernel} (layers {ks}, "
+                f"{self.schedule} decode schedule; head {self.generate.head.kernel}); "
                 f"weights {'written' if self.weights_written else 'not written (no weights)'}>")
 
     def fit(self):
-        """Whether the layer kernels fit the board together, as the xclbin holds them (both phases, every
-        layer kind): a :class:`streamdsl.perf.fit.Fit` of their modeled designs."""
+        """Whether the generate kernel fits the board: its layer variants (both phases, every layer kind) and
+        its head together, as the xclbin holds them: a :class:`streamdsl.perf.fit.Fit` of their modeled designs."""
         from streamdsl.perf import fit_designs, model_design
 
         board = self.variants[0].project.board
-        return fit_designs({v.kernel: model_design(v.project.schedule, board) for v in self.variants}, board)
+        designs = {v.kernel: model_design(v.project.schedule, board) for v in self.variants}
+        designs[self.generate.head.kernel] = model_design(self.generate.head.schedule, board)
+        return fit_designs(designs, board)
 
     def variant(self, phase: str, kind: str = FULL) -> LayerVariant:
         for v in self.variants:
@@ -294,6 +300,34 @@ def _variants(model, prefill_len: int, board, schedule: str) -> list[LayerVarian
     return out
 
 
+def _head(model, board) -> device.HeadKernel:
+    """The head dataflow the generate kernel calls (:func:`.token.device_head`, the model's scheme), its top
+    function named ``<family>_head``."""
+    from .token import device_head
+
+    g = device_head(model.config, model.quant)
+    prj = g.build("hls", board=board)
+    kernel = f"{model.config.family}_head"
+    renamed = dataclasses.replace(prj, files=_rename(prj.files, prj.top, kernel), output=None)
+    return device.HeadKernel(kernel, renamed, g, model.quant)
+
+
+def _head_arrays(model) -> dict[str, np.ndarray]:
+    """The head's weights by tensor name: the final norm's, and the LM head's table (quantised per row for
+    W8A8 / W4A8, as :func:`.quant.quantize_weights`)."""
+    from .quant import quantize_weights
+
+    w = model.weights
+    out = {"w": w.final_norm}
+    if model.config.norm == "layernorm":
+        out["b"] = w.final_norm_b
+    if model.quant == "fp32":
+        out["E"] = w.lm_head
+    else:
+        out["Wq"], out["sw"] = quantize_weights(w.lm_head, {"w8a8": 8, "w4a8": 4}[model.quant])
+    return out
+
+
 # ------------------------------------------------------------------------------------ HBM plan
 SHARED = "shared"
 """The bank range of every buffer whose DMAs share memory channels in the timing model."""
@@ -339,13 +373,17 @@ def _bank_keys(variants: list[LayerVariant], n_banks: int) -> dict[tuple[str, st
     return keys
 
 
-def _plan_banks(model, variants: list[LayerVariant], board) -> dict[str, tuple[int, int]]:
+def _plan_banks(model, variants: list[LayerVariant], board, extra: dict[str, int] | None = None
+                ) -> dict[str, tuple[int, int]]:
     """The bank range of each key of :func:`_bank_keys`, sized for what it holds (every layer's copy of a
-    weight and a cache, two of each activation); each variant's ports get theirs (``Port.banks``)."""
+    weight and a cache, two of each activation), and of each key of ``extra`` (the generate kernel's other
+    buffers: key -> bytes); each variant's ports get theirs (``Port.banks``)."""
     n_banks, bank_bytes = _hbm(board)
     layers = model.config.layers
     keys = _bank_keys(variants, n_banks)
     need: dict[str, int] = {}
+    for key, nbytes in (extra or {}).items():
+        need[key] = need.get(key, 0) + nbytes
     counted: set = set()
     for v in variants:
         for p in v.ports:
@@ -358,7 +396,7 @@ def _plan_banks(model, variants: list[LayerVariant], board) -> dict[str, tuple[i
                     need[key] = need.get(key, 0) + layers * p.nbytes
             else:  # activations: two of each per variant
                 need[key] = need.get(key, 0) + 2 * p.nbytes
-    order = [SHARED] + [k for k in dict.fromkeys(keys.values()) if k != SHARED]
+    order = [SHARED] + [k for k in dict.fromkeys([*keys.values(), *(extra or {})]) if k != SHARED]
     banks, nxt = {}, 0
     for key in order:
         if key not in need:
@@ -377,6 +415,32 @@ def _plan_banks(model, variants: list[LayerVariant], board) -> dict[str, tuple[i
     return banks
 
 
+def _gen_bank_keys(variants: list[LayerVariant], head: device.HeadKernel, args: list[device.GenArg]) -> dict:
+    """Generate argument -> its bank key, or the (variant, port) whose range it takes: a layer port's buffer lies
+    where the layer variants' port does; a head DMA the timing model gave channels of its own gets a range of
+    its own; the embedding and RoPE tables, the ids and ``tok`` share the shared range."""
+    v0 = variants[0]
+    port = {p.name: (v0.name, p.name) for p in v0.ports}
+    scratch = {f"{v.name}_{p.name}": (v.name, p.name) for v in variants for p in v.ports if p.role == "scratch"}
+    own = {d.tensor for d in head.project.timing.dmas if d.channels >= 1}
+    hports = {f"head_{p['name']}": p for p in head.ports}
+    out = {}
+    for a in args:
+        if a.scalar:
+            continue
+        if a.role in ("weight", "kv"):
+            out[a.name] = port[a.name]
+        elif a.role == "act":
+            out[a.name] = next((v0.name, p.name) for p in v0.ports if p.role == "input")
+        elif a.name in scratch:
+            out[a.name] = scratch[a.name]
+        elif a.name in hports and hports[a.name]["tensor"] in own and a.role == "head":
+            out[a.name] = a.name
+        else:
+            out[a.name] = SHARED
+    return out
+
+
 def _same_weight_ports(variants: list[LayerVariant]) -> None:
     """Every variant reads a layer's weight buffers: each weight must lie in DRAM alike (ports, packing) in all."""
     def weights(v):
@@ -389,6 +453,28 @@ def _same_weight_ports(variants: list[LayerVariant]) -> None:
             raise LLMError(f"the {variants[0].name} and {v.name} layer kernels read the weights in different DRAM "
                            f"layouts{f' ({diff[0]} vs {diff[1]})' if diff else ''}; they share one copy of them",
                            user_loc(), hint="this is a streamdsl bug; please report it with the model's config")
+
+
+def _generate(model, variants: list[LayerVariant], prefill_len: int, board) -> device.GenerateKernel:
+    """The generate kernel over ``variants`` and the head: its arguments, their HBM banks (the plan's ranges,
+    in ``.banks``) and the files of ``generate/``."""
+    head = _head(model, board)
+    thetas, layer_rope = _rope_sets(model)
+    args = device.gen_args(model, variants, head, prefill_len, thetas)
+    keys = _gen_bank_keys(variants, head, args)
+    extra: dict[str, int] = {}
+    for a in args:
+        if isinstance(keys.get(a.name), str):
+            extra[keys[a.name]] = extra.get(keys[a.name], 0) + a.nbytes
+    banks = _plan_banks(model, variants, board, extra)
+    ports = {(v.name, p.name): p for v in variants for p in v.ports}  # with their banks now
+
+    def where(key):
+        return banks[key] if isinstance(key, str) else ports[key].banks
+
+    args = [a if a.scalar else dataclasses.replace(a, banks=where(keys[a.name])) for a in args]
+    files = device.render(model, variants, head, args, prefill_len, thetas, layer_rope, sd.__version__, _env)
+    return device.GenerateKernel(f"{model.config.family}_generate", args, files, head, banks)
 
 
 # ------------------------------------------------------------------------------------- weights
@@ -420,14 +506,16 @@ def _entry(name: str, shape, hbm: str | None, dtype: str = "float32", **extra) -
                 nbytes=size * math.prod(shape), hbm=hbm, **extra)
 
 
-def weight_manifest(model, variants: list[LayerVariant], banks: dict) -> dict:
+def weight_manifest(model, variants: list[LayerVariant], banks: dict, gen: device.GenerateKernel) -> dict:
     """The manifest of the weight files (see :func:`write_weights`); needs no weights."""
     c = model.config
     v0 = variants[0]
     wports = [p for p in v0.ports if p.role == "weight"]
-    tensors = [_entry("embed", (c.vocab, c.hidden), None, where="host", role="embedding")]
+    hbm = {a.name: a.hbm for a in gen.args}
+    tensors = [_entry("embed", (c.vocab, c.hidden), hbm["embed"], where="hbm", role="embedding")]
     if c.family == "gpt2":
-        tensors.append(_entry("pos_embed", (c.max_positions, c.hidden), None, where="host", role="positions"))
+        tensors.append(_entry("pos_embed", (c.max_positions, c.hidden), hbm["pos_embed"], where="hbm",
+                              role="positions"))
     for i in range(c.layers):
         for p in wports:
             name = f"layer{i}_{p.field}"
@@ -435,6 +523,14 @@ def weight_manifest(model, variants: list[LayerVariant], banks: dict) -> dict:
                                 shape=list(p.shape), dtype=_dtype(p), offset=0, nbytes=p.nbytes, hbm=p.hbm,
                                 where="hbm", role="layer weight", layer=i, field=p.field, port=p.name,
                                 layout=str(p.packing.layout), lane=p.lane, lanes=p.lanes, words=p.words))
+    for p in gen.head.ports:
+        if p["kind"] == "in" and p["tensor"] != "h":
+            pk = p["packing"]
+            tensors.append(dict(name=f"head_{p['tensor']}", file=device.head_file(p),
+                                shape=[int(x) for x in pk.tensor_type.shape], dtype=_DTYPES[str(pk.tensor_type.dtype)],
+                                offset=0, nbytes=64 * p["words"], hbm=hbm[f"head_{p['name']}"], where="hbm",
+                                role=f"head {p['tensor']}", field=p["tensor"], port=f"head_{p['name']}",
+                                layout=str(pk.layout), lane=p["lane"], lanes=p["lanes"], words=p["words"]))
     tensors.append(_entry("final_norm", (c.hidden,), None, where="host", role="final norm"))
     if c.norm == "layernorm":
         tensors.append(_entry("final_norm_b", (c.hidden,), None, where="host", role="final norm bias"))
@@ -447,10 +543,12 @@ def weight_manifest(model, variants: list[LayerVariant], banks: dict) -> dict:
     thetas, _ = _rope_sets(model)
     for j, th in enumerate(thetas):
         for part in ("cos", "sin"):
-            tensors.append(_entry(f"rope{j}_{part}", (model.max_len, c.head_dim), None, where="host",
+            tensors.append(_entry(f"rope{j}_{part}", (model.max_len, c.head_dim), hbm[f"rope{j}_{part}"], where="hbm",
                                   role=f"rope {part} table", theta=th))
     return dict(format=FORMAT, model=c.name or c.family, family=c.family, scheme=model.quant, byte_order="little",
-                layout="host files (where: host) are row-major (C order); a layer weight file (where: hbm) is "
+                layout="an entry without a layout is a float32 row-major (C order) array; where: hbm ones (the "
+                       "embedding, position and RoPE tables) lie in HBM as they are, where: host ones are for "
+                       "reading the model back (the device reads the head_* copies).  An entry with a layout is "
                        "the 512-bit words its m_axi port reads: the tensor packed in the words of its itensor "
                        "layout, tiles in stream order, value i of a word in bits [i*b, (i+1)*b), word w of the "
                        "tensor in lane w % lanes",
@@ -473,6 +571,7 @@ def _arrays(model) -> dict[str, np.ndarray]:
         out["final_norm"] = w.final_norm
         if c.norm == "layernorm":
             out["final_norm_b"] = w.final_norm_b
+        out.update({f"head_{k}": a for k, a in _head_arrays(model).items()})
         if not w.tied:
             out["lm_head"] = w.lm_head
     thetas, _ = _rope_sets(model)
@@ -499,7 +598,7 @@ def weight_files(model, manifest: dict) -> dict[str, np.ndarray | bytes]:
         if list(np.shape(a)) != t["shape"]:
             raise LLMError(f"weight {t['name']} has shape {np.shape(a)}, the kernel reads {tuple(t['shape'])}",
                            user_loc(), hint="the weights do not belong to this model's config")
-        if t["where"] == "hbm":  # the words the port reads
+        if "layout" in t:  # the words the port reads
             out[t["file"]] = pack(np.asarray(a), _packing(t), t["lanes"])[t["lane"]]
         else:
             out[t["file"]] = np.ascontiguousarray(a, dtype="<f4")
@@ -536,7 +635,7 @@ def read_weights(folder) -> dict[str, np.ndarray]:
         if len(data) != t["nbytes"]:
             raise LLMError(f"'{f}' holds {len(data)} bytes from offset {t['offset']}, the manifest says "
                            f"{t['nbytes']}", user_loc(), hint="the file is truncated; rebuild the project")
-        if t["where"] == "hbm":  # a port's words: the tensor once every lane is read
+        if "layout" in t:  # a port's words: the tensor once every lane is read
             lanes.setdefault(t["name"], (t, {}))[1][t["lane"]] = data
             continue
         out[t["name"]] = np.frombuffer(data, dtype="<f4").astype(np.float32).reshape(t["shape"])
@@ -590,54 +689,30 @@ def _c_float(x: float) -> str:
     return (r if ("e" in r or "." in r) else r + ".0") + "f"
 
 
-def _host_context(model, variants, manifest, prefill_len) -> dict:
-    c = model.config
-    thetas, layer_rope = _rope_sets(model)
-    vs = []
-    for v in variants:
-        by_role = {}
-        for p in v.ports:
-            by_role.setdefault(p.role, []).append(p)
-        kv_in, kv_out = by_role["kv_in"], by_role["kv_out"]
-        assert [p.alias for p in kv_out] == [p.name for p in kv_in], "each store writes its own cache's buffer"
-        rope = {p.name: p for p in by_role.get("rope", [])}
-        scal = {p.name: p for p in by_role["scalar"]}
-        vs.append(dict(
-            name=v.name, kernel=v.kernel, t=v.t, phase=v.phase, kind=model.kinds().index(v.kind), x=by_role["input"][0].index, y=by_role["output"][0].index,
-            kc=kv_in[0].index, vc=kv_in[1].index, kc2=kv_out[0].index, vc2=kv_out[1].index,
-            cos=rope["cos"].index if "cos" in rope else -1, sin=rope["sin"].index if "sin" in rope else -1,
-            pos=scal["pos"].index, n_valid=scal["n_valid"].index,
-            weights=[p.index for p in by_role["weight"]],
-            scratch=[dict(index=p.index, bytes=p.nbytes, name=p.name) for p in by_role.get("scratch", [])],
-            nargs=len(v.ports)))
-    layer_files = [[t for t in manifest["tensors"] if t.get("layer") == i] for i in range(c.layers)]
-    dec = {v["kind"]: k for k, v in enumerate(vs) if v["phase"] == "decode"}
-    pre = {v["kind"]: k for k, v in enumerate(vs) if v["phase"] == "prefill"}
-    kinds = model.kinds()
-    return dict(
-        family=c.family, layers=c.layers, hidden=c.hidden, vocab=c.vocab,
-        head_dim=c.head_dim, max_positions=c.max_positions,
-        norm=c.norm, norm_eps=_c_float(c.norm_eps), embed_scale=_c_float(c.embed_scale) if c.embed_scale != 1.0 else None,
-        tied=manifest["tensors"][[t["name"] for t in manifest["tensors"]].index("lm_head")]["file"] == "embed.bin",
-        rope_tables=len(thetas), layer_rope=layer_rope, thetas=thetas,
-        layer_kind=[kinds.index(k) for k in c.layer_types], kinds=kinds,
-        hvariants=vs, cache_bytes=next(p.nbytes for p in variants[0].ports if p.role == "kv_in"), decode_of_kind=[dec[k] for k in range(len(kinds))],
-        prefill_of_kind=[pre.get(k, -1) for k in range(len(kinds))],
-        nweights=len(vs[0]["weights"]), layer_files=layer_files, eos=list(c.eos_token_ids),
-    )
+def _host_context(model, gen: device.GenerateKernel) -> dict:
+    index = {a.name: a.index for a in gen.args}
+    return dict(vocab=model.config.vocab, kernel=gen.kernel, scheme=gen.head.scheme, args=gen.args,
+                prompt=index["prompt"], out=index["out"], n_prompt=index["n_prompt"], n_new=index["n_new"],
+                stop_at_eos=index["stop_at_eos"])
 
 
-def _render(model, variants, banks, manifest, prefill_len, board) -> dict[str, str]:
+def _render(model, variants, banks, manifest, prefill_len, board, gen) -> dict[str, str]:
     c = model.config
-    ctx = _host_context(model, variants, manifest, prefill_len)
     n_banks, bank_bytes = _hbm(board)
     board = sd.board(board).name
     common = dict(version=sd.__version__, model=c.name or c.family, board=board, n_banks=n_banks,
                   bank_mib=bank_bytes >> 20, variants=variants, banks=banks, prefill_len=prefill_len,
-                  max_len=model.max_len, weights_complete=manifest["complete"])
-    proj = dict(format="streamdsl-accelerator/1", model=c.name or c.family, family=c.family, board=board,
+                  max_len=model.max_len, weights_complete=manifest["complete"], gen=gen,
+                  sources=sorted(f for f in gen.files if f.endswith(".cpp") and not f.startswith("tb_")))
+    proj = dict(format="streamdsl-accelerator/2", model=c.name or c.family, family=c.family, board=board,
                 layers=c.layers, max_len=model.max_len, prefill_len=prefill_len,
                 hbm=dict(banks=n_banks, bank_bytes=bank_bytes, plan={k: list(b) for k, b in banks.items()}),
+                kernel=dict(name=gen.kernel, folder="generate", source=f"generate/{gen.kernel}.cpp",
+                            head=gen.head.kernel, head_scheme=gen.head.scheme,
+                            args=[dict(index=a.index, name=a.name, role=a.role, bytes=a.nbytes if not a.scalar else None,
+                                       ctype="int32_t" if a.scalar else "sd::word", hbm=a.hbm,
+                                       files=[dict(file=f.file, offset=64 * f.offset, bytes=64 * f.words)
+                                              for f in a.files]) for a in gen.args]),
                 layer_kernel=[next(v.kernel for v in variants if v.phase == "decode" and v.kind == k)
                               for k in c.layer_types],
                 variants=[dict(name=v.name, phase=v.phase, kind=v.kind, t=v.t, kernel=v.kernel, folder=v.folder,
@@ -645,12 +720,12 @@ def _render(model, variants, banks, manifest, prefill_len, board) -> dict[str, s
                                args=[dict(index=p.index, name=p.name, ctype=p.ctype,
                                           shape=list(p.shape) if p.shape else None, role=p.role, field=p.field,
                                           hbm=p.hbm) for p in v.ports]) for v in variants])
+    tied = manifest["tensors"][[t["name"] for t in manifest["tensors"]].index("lm_head")]["file"] == "embed.bin"
     return {
-        "host/host.cpp": _env.get_template("host.cpp.j2").render(**{**ctx, **common}),
+        "host/host.cpp": _env.get_template("host.cpp.j2").render(**{**_host_context(model, gen), **common}),
         "link.cfg": _env.get_template("link.cfg.j2").render(**common),
         "Makefile": _env.get_template("Makefile.j2").render(**common),
-        "README.md": _env.get_template("README.md.j2").render(**common, family=c.family, layers=c.layers,
-                                                               tied=ctx["tied"]),
+        "README.md": _env.get_template("README.md.j2").render(**common, family=c.family, layers=c.layers, tied=tied),
         "project.json": json.dumps(proj, indent=1) + "\n",
         "weights/manifest.json": json.dumps(manifest, indent=1) + "\n",
     }
@@ -694,14 +769,16 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
             raise
     variants = _variants(model, prefill_len, board, schedule)
     _same_weight_ports(variants)
-    banks = _plan_banks(model, variants, board)
-    manifest = weight_manifest(model, variants, banks)
-    files = _render(model, variants, banks, manifest, prefill_len, board)
+    gen = _generate(model, variants, prefill_len, board)
+    banks = gen.banks
+    manifest = weight_manifest(model, variants, banks, gen)
+    files = _render(model, variants, banks, manifest, prefill_len, board, gen)
     wrote_weights = False
     if folder is not None:
         try:
             for v in variants:
                 v.project.write(folder.sub(v.folder))
+            write_hls(gen.files, folder.sub("generate"))
             bins = weight_files(model, manifest) if weights else {}
             folder.write({**files, **{f"weights/{f}": a for f, a in bins.items()}})
             wrote_weights = weights and model.weights is not None
@@ -710,7 +787,7 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
             raise
     c = model.config
     return AcceleratorProject(out, c.name or c.family, variants, banks, files, wrote_weights, prefill_len,
-                              model.max_len, time.perf_counter() - t0, schedule)
+                              model.max_len, time.perf_counter() - t0, schedule, gen)
 
 
 __all__ = ["AcceleratorProject", "LayerVariant", "Port", "SCHEDULES", "build", "forward_syncs", "read_weights",

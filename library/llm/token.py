@@ -54,7 +54,7 @@ PHILOX_ROUNDS = 10
 TWO_M24 = 2.0**-24  # a 24-bit integer times this is an f32 in [0, 1), exactly
 TABLE_FIFO_DEPTH = 2  # tokens (table rows) between the table's DMA and the LM head: a double buffer
 
-__all__ = ["LOWEST", "NORMS", "SCHEMES", "embedding_for", "head_for", "make_argmax_stream", "make_embedding",
+__all__ = ["LOWEST", "NORMS", "SCHEMES", "device_head", "embedding_for", "head_for", "make_argmax_stream", "make_embedding",
            "make_gemma_embedding", "make_gpt2_embedding", "make_head", "make_lm_head_q", "make_philox",
            "make_sampler", "schedule_head"]
 
@@ -294,3 +294,10 @@ def schedule_head(head, lanes: int = 1) -> sd.DataflowSchedule:
         g.fifo(g.edge(name), TABLE_FIFO_DEPTH)
     g.size_fifos()
     return g
+
+
+def device_head(config: LLMConfig, scheme: str = "fp32") -> sd.DataflowSchedule:
+    """The head the generate kernel runs (:mod:`.device`): :func:`schedule_head` of :func:`head_for` with as many
+    logits a step as a 512-bit word of f32 holds that divide the vocabulary."""
+    lanes = max(d for d in range(1, 17) if config.vocab % d == 0)
+    return schedule_head(head_for(config, scheme, lanes), lanes)

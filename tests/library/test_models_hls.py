@@ -5,10 +5,10 @@ projects; the tests check the layer kernels' pragmas and ports, that
 link.cfg connects every m_axi port of every kernel to HBM consistently,
 that the weight files round-trip to the model's weights, and that the
 generated XRT host compiles against a CPU mock of XRT (tests/library/xrt_mock)
-whose kernels are the layer top functions of the generated C-sim sources.
-For Llama and Gemma 3 (sliding + full kernels, two RoPE thetas) the host then
-runs: its greedy tokens must equal ``m.generate`` on the simulator and its
-logits ``m.prefill``/``m.decode`` to 1e-4.
+whose one kernel is the generate kernel's C-simulation.  The C-simulation of a
+whole launch (generate/tb_<kernel>.cpp) must give transformers' greedy tokens;
+for Llama and Gemma 3 (sliding + full kernels, two RoPE thetas) the host runs on
+the mock and must give the simulator's.
 """
 from __future__ import annotations
 
@@ -96,7 +96,11 @@ def test_layer_projects_have_the_kernels_ports_and_pragmas(built, family):
         assert cpp.count("max_read_burst_length=64") == len(tensors)
         assert [p.name for p in v.ports if p.role == "scalar"] == ["pos", "n_valid"]
         assert v.t == (1 if v.phase == "decode" else PROMPT_LEN)
-        assert f"{v.kernel}.xo" in (d / "Makefile").read_text()
+        # the generate kernel calls a copy of it: the same code, a sub-function (its ports are the top's)
+        sub = (d / "generate" / f"{v.kernel}.cpp").read_text()
+        assert f"generate/{v.kernel}.cpp" in (d / "Makefile").read_text()
+        assert "#pragma HLS interface" not in sub and sub.count("#pragma") == cpp.count("#pragma") - 2 * len(tensors) - 3
+        assert 'extern "C"' not in (d / "generate" / f"{v.kernel}.h").read_text()
         # the renamed project is the layer schedule's own project: same sizes, same pragmas
         orig = m.schedule(v.t, v.kind).build("hls").files[f"{m.schedule(v.t, v.kind).graph.ir.name}.cpp"]
         assert cpp.count("#pragma") == orig.count("#pragma") and len(cpp.splitlines()) == len(orig.splitlines())
@@ -113,16 +117,22 @@ def test_link_cfg_maps_every_m_axi_port_consistently(built, family):
         assert (cu, port) not in sp, f"{cu}.{port} mapped twice"
         sp[cu, port] = (int(lo), int(hi or lo))
     nk = re.findall(r"^nk=(\w+):1:(\w+)_1$", cfg, re.M)
-    assert sorted(k for k, _ in nk) == sorted(v.kernel for v in prj.variants) and all(a == b for a, b in nk)
+    gen = prj.generate
+    assert nk == [(gen.kernel, gen.kernel)], "the xclbin holds one kernel"
+    cpp = (d / "generate" / f"{gen.kernel}.cpp").read_text()
+    buffers = [a.name for a in gen.args if not a.scalar]
+    assert m_axi_ports(cpp, gen.kernel) == buffers == [p for _, p in sp]  # every buffer on HBM, in order
+    for (k, p), (lo, hi) in sp.items():
+        assert 0 <= lo <= hi < 32
+        assert gen.arg(p).hbm == (f"HBM[{lo}]" if lo == hi else f"HBM[{lo}:{hi}]")
     bank_of: dict[str, tuple[int, int]] = {}
-    for v in prj.variants:
-        cpp = (d / v.folder / f"{v.kernel}.cpp").read_text()
-        ports = m_axi_ports(cpp, v.kernel)
-        assert sorted(p for (k, p) in sp if k == v.kernel) == sorted(ports)
-        for p in ports:
-            lo, hi = sp[v.kernel, p]
-            assert 0 <= lo <= hi < 32
-            assert bank_of.setdefault(p, (lo, hi)) == (lo, hi), f"{p} on different banks in different kernels"
+    for v in prj.variants:  # a layer port's buffer: one bank range in every variant, the generate argument's
+        for p in v.ports:
+            if p.banks is None:
+                continue
+            assert bank_of.setdefault(p.name, p.banks) == p.banks, f"{p.name} on different banks in different kernels"
+            if p.role in ("weight", "kv_in"):
+                assert sp[gen.kernel, p.name] == p.banks
     kv_in = [p.name for p in prj.variants[0].ports if p.role == "kv_in"]
     kv_out = [p.name for p in prj.variants[0].ports if p.role == "kv_out"]
     assert [bank_of[p] for p in kv_in] == [bank_of[p] for p in kv_out], "the new rows go into the cache buffers"
@@ -134,9 +144,8 @@ def test_link_cfg_maps_every_m_axi_port_consistently(built, family):
     matrices = [p for v in prj.variants[:1] for p in v.ports if p.role == "weight" and len(p.shape) == 2]
     assert len({bank_of[p.name] for p in matrices}) == len(matrices), "every weight matrix has its own bank"
     plan = json.loads((d / "project.json").read_text())
-    assert all(a["hbm"] == (f"HBM[{sp[v['kernel'], a['name']][0]}]" if sp[v["kernel"], a["name"]][0] == sp[v["kernel"], a["name"]][1]
-                            else f"HBM[{sp[v['kernel'], a['name']][0]}:{sp[v['kernel'], a['name']][1]}]")
-               for v in plan["variants"] for a in v["args"] if a["shape"])
+    assert [(a["name"], a["hbm"]) for a in plan["kernel"]["args"] if a["bytes"]] == [(a.name, a.hbm) for a in gen.args
+                                                                                     if not a.scalar]
 
 
 def test_the_project_is_deterministic(built, tmp_path):
@@ -156,9 +165,13 @@ def test_weight_files_round_trip(built, family):
     lanes: dict[str, int] = {}
     for t in manifest["tensors"]:
         assert (wdir / t["file"]).stat().st_size == t["offset"] + t["nbytes"]
-        if t["where"] == "hbm":  # a port's words: 64 bytes each
+        if "layout" in t and "layer" in t:  # a layer port's words: 64 bytes each
             port = next(p for p in prj.variants[0].ports if p.name == t["port"])
             assert t["hbm"] == port.hbm and t["nbytes"] == 64 * t["words"] == port.nbytes and t["lane"] == port.lane
+            lanes[t["name"]] = lanes.get(t["name"], 0) + t["nbytes"]
+        elif "layout" in t:  # a head port's words, the whole buffer of its generate argument
+            arg = prj.generate.arg(t["port"])
+            assert t["hbm"] == arg.hbm and t["nbytes"] == arg.nbytes
             lanes[t["name"]] = lanes.get(t["name"], 0) + t["nbytes"]
         else:
             assert t["nbytes"] == 4 * int(np.prod(t["shape"]))
@@ -177,6 +190,7 @@ def test_weight_files_round_trip(built, family):
         assert n1 == n2 and np.array_equal(a, b), n1
     raw = np.fromfile(wdir / "layer0_ln1.bin", dtype="<f4")
     assert np.array_equal(raw, w.layers[0].ln1)  # plain little-endian float32, row-major
+    assert np.array_equal(arrays["head_E"], w.lm_head) and np.array_equal(arrays["head_w"], w.final_norm)
 
 
 def test_a_model_without_weights_builds_without_weight_files(tmp_path):
@@ -231,25 +245,49 @@ def _cached_object(job: tuple[list[str], list[Path]]) -> None:
         shutil.copyfile(cached, obj)
 
 
+def _csim_jobs(prj, where: Path) -> list:
+    """Compile jobs of the generate kernel's C-sim sources (every .cpp of generate/ but the testbench)."""
+    g = prj.output / "generate"
+    incs = [f"-I{g}", f"-I{g / 'include' / 'csim'}", f"-I{g / 'include'}"]
+    jobs = []
+    for src in sorted(g.glob("*.cpp")):
+        if src.name.startswith("tb_"):
+            continue
+        jobs.append((["-O1", "-w", "-DSTREAMDSL_THREADED_DATAFLOW", *incs, "-c", str(src), "-o",
+                      str(where / f"k_{src.stem}.o")], [src, *sorted(g.glob("*.h"))]))
+    return jobs
+
+
+def compile_csim(prj, where: Path) -> Path:
+    """The C-simulation of one whole launch: generate/tb_<kernel>.cpp with the kernel's sources."""
+    where.mkdir(parents=True, exist_ok=True)
+    g = prj.output / "generate"
+    tb = g / f"tb_{prj.generate.kernel}.cpp"
+    jobs = _csim_jobs(prj, where) + [(["-O1", "-w", f"-I{g}", f"-I{g / 'include' / 'csim'}", f"-I{g / 'include'}",
+                                       "-c", str(tb), "-o", str(where / "tb.o")], [tb, *sorted(g.glob("*.h"))])]
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(_cached_object, jobs))
+    exe = where / "csim"
+    _gxx([*(str(p) for p in sorted(where.glob("*.o"))), "-o", str(exe)])
+    return exe
+
+
 def compile_host(prj, where: Path) -> Path:
-    """The generated host linked with the XRT mock and every layer kernel's C-sim sources."""
+    """The generated host linked with the XRT mock, whose one kernel is the generate kernel's C-sim."""
     where.mkdir(parents=True, exist_ok=True)
     d = prj.output
+    g = d / "generate"
+    gen = prj.generate
+    names = ", ".join(f'"{a.name}"' for a in gen.args)
+    reg = where / "register.cpp"
+    reg.write_text('#include "xrt_mock.h"\n' + f'#include "{gen.kernel}.h"\n'
+                   + f'XRT_MOCK_KERNEL("{gen.kernel}", &{gen.kernel}, {{{names}}});\n')
+    incs = [f"-I{g}", f"-I{g / 'include' / 'csim'}", f"-I{g / 'include'}"]
     jobs = [(["-O1", "-Wall", "-Wextra", "-Werror", f"-I{MOCK}", "-c", str(d / "host" / "host.cpp"),
-              "-o", str(where / "host.o")], [d / "host" / "host.cpp"])]
-    for v in prj.variants:
-        names = ", ".join(f'"{p.name}"' for p in v.ports)
-        src = where / f"kernel_{v.name}.cpp"
-        src.write_text(
-            '#include "xrt_mock.h"\n'
-            + "".join(f'#include "{h}"\n' for h in ("ap_fixed.h", "ap_int.h", "hls_math.h", "hls_stream.h",
-                                                                "hls_streamofblocks.h", "streamdsl_rt.h"))
-            + f"namespace mock_{v.name} {{\n#include \"{v.kernel}.cpp\"\n}}\n"
-            + f'XRT_MOCK_KERNEL("{v.kernel}", &mock_{v.name}::{v.kernel}, {{{names}}});\n')
-        jobs.append((["-O0", "-w", f"-I{MOCK}", f"-I{d / v.folder}", f"-I{d / v.folder / 'include' / 'csim'}",
-                      f"-I{d / v.folder / 'include'}", "-c", str(src),
-                      "-o", str(src.with_suffix(".o"))],
-                     [src, d / v.folder / f"{v.kernel}.cpp", d / v.folder / f"{v.kernel}.h"]))
+              "-o", str(where / "host.o")], [d / "host" / "host.cpp"]),
+            (["-O0", "-w", f"-I{MOCK}", *incs, "-c", str(reg), "-o", str(where / "register.o")],
+             [reg, *sorted(g.glob("*.h"))])]
+    jobs += _csim_jobs(prj, where)
     with ThreadPoolExecutor(2) as pool:
         list(pool.map(_cached_object, jobs))
     exe = where / "host"
@@ -264,32 +302,60 @@ def test_host_compiles_against_the_xrt_mock(built, family):
     host = prj.output / "host" / "host.cpp"
     _gxx(["-fsyntax-only", "-Wall", "-Wextra", "-Werror", f"-I{MOCK}", str(host)])
     text = host.read_text()
-    for api in ("xrt::device(", "load_xclbin(", "xrt::kernel", "group_id(", "XCL_BO_SYNC_BO_TO_DEVICE", "xrt::run run("):
+    for api in ("xrt::device device(", "load_xclbin(", "xrt::kernel kernel(", "group_id(", "XCL_BO_SYNC_BO_TO_DEVICE",
+                "xrt::run run("):
         assert api in text, api
+    assert text.count("run.start()") == 1 and text.count("xrt::kernel kernel(") == 1, "one kernel, one launch a call"
+
+
+def hf_greedy(hf, ids, n: int) -> list[int]:
+    import torch
+
+    with torch.no_grad():
+        out = hf.generate(torch.tensor([list(ids)]), max_new_tokens=n, do_sample=False, min_new_tokens=n,
+                          attention_mask=torch.ones(1, len(ids), dtype=torch.long), pad_token_id=0)
+    return out[0, len(ids):].tolist()
+
+
+def run_csim(exe: Path, prj, ids, n: int) -> list[int]:
+    r = subprocess.run([str(exe), str(prj.output / "weights"), str(n), *map(str, ids)], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return [int(x) for x in r.stdout.split()]
+
+
+@needs_gxx
+@pytest.mark.parametrize("family", FAMILIES)
+def test_csim_of_a_whole_launch_generates_transformers_greedy_tokens(built, family, tmp_path):
+    """One launch of the generate kernel in C-simulation (bounded FIFOs, one thread a process): the prompt ids
+    in, every layer, the head and the argmax on the device, the ids fed back: the ids transformers' greedy
+    generate gives, and the simulator's.  A prompt of prefill_len tokens goes through the prefill layers, a
+    shorter one token by token through the decode layers, a longer one both ways."""
+    m, prj, ids = built[family]
+    hf = build_hf(family)[1]
+    exe = compile_csim(prj, tmp_path / "csim")
+    for prompt_ids in (ids, ids[:3], [*ids, *ids[:2]][:PROMPT_LEN + 2]):
+        n = min(NEW, m.max_len - len(prompt_ids) + 1)
+        want = hf_greedy(hf, prompt_ids, n)
+        assert run_csim(exe, prj, prompt_ids, n) == want == m.generate(prompt_ids, n), (family, len(prompt_ids))
 
 
 @needs_gxx
 @pytest.mark.parametrize("family", ["llama", "gemma3"])
 def test_host_on_the_mock_generates_what_the_simulator_generates(built, family, tmp_path):
+    """The generated host on the XRT mock (its one kernel the generate kernel's C-sim): buffers allocated once,
+    one run, the ids back."""
     m, prj, ids = built[family]
     exe = compile_host(prj, tmp_path / "mock")
     d = prj.output
-    cmd = [str(exe), str(d / "link.cfg"), str(d / "weights"), *map(str, ids), "--max-new-tokens", str(NEW),
-           "--logits", str(tmp_path / "logits.bin")]
+    cmd = [str(exe), str(d / "link.cfg"), str(d / "weights"), *map(str, ids), "--max-new-tokens", str(NEW)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    tokens = [int(x) for x in r.stdout.split()]
-    assert tokens == m.generate(ids, NEW)
-    logits = np.fromfile(tmp_path / "logits.bin", dtype="<f4").reshape(NEW, m.config.vocab)
-    want, cache = m.prefill(ids)
-    rows = [want[-1]]
-    for tok in tokens[:-1]:
-        lg, cache = m.decode(tok, cache)
-        rows.append(lg)
-    np.testing.assert_allclose(logits, np.stack(rows), rtol=1e-4, atol=1e-4)
+    assert [int(x) for x in r.stdout.split()] == m.generate(ids, NEW)
+    assert "generated in one run" in r.stderr
     if family != "llama":
         return
-    # a prompt shorter than prefill_len goes through the decode kernel token by token
+    # a prompt shorter than prefill_len goes through the decode layers token by token
     r = subprocess.run([*cmd[:3], *map(str, ids[:3]), "--max-new-tokens", "2"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert [int(x) for x in r.stdout.split()] == m.generate(ids[:3], 2)

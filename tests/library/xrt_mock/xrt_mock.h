@@ -146,6 +146,13 @@ class bo {
     else
       mem_->host = mem_->device;
   }
+  void sync(xclBOSyncDirection dir, size_t sz, size_t offset) {  // only [offset, offset + sz)
+    if (offset + sz > mem_->host.size()) throw std::runtime_error("xrt mock: sync past the end of a buffer");
+    if (dir == XCL_BO_SYNC_BO_TO_DEVICE)
+      std::memcpy(mem_->device.data() + offset, mem_->host.data() + offset, sz);
+    else
+      std::memcpy(mem_->host.data() + offset, mem_->device.data() + offset, sz);
+  }
   size_t size() const { return mem_->host.size(); }
   memory_group group() const { return mem_->group; }  // mock only
   void *device_image() const { return mem_->device.data(); }  // mock only
