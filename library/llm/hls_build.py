@@ -1,54 +1,50 @@
-"""The whole-model accelerator project: layer kernels, host code, HBM link config, weight files.
+"""The whole-model accelerator project: one generate kernel, host code, HBM link config, weight files.
 
 ``LLM.build("hls", output=DIR, prefill_len=P)`` (:func:`build`) writes::
 
     DIR/
-      README.md              how to compile (v++), link, build the host and run it
-      Makefile               the same commands (v++ -c per kernel, v++ -l, g++ host)
-      link.cfg               v++ [connectivity]: nk= per kernel, sp= per m_axi port -> HBM bank(s)
-      project.json           every kernel, its arguments in order, their role and HBM banks
-      layer_<phase>_<kind>/  one HLS dataflow project per layer variant (decode t=1, prefill t=P;
+      README.md              how to compile (v++), link, build the host, C-simulate and run it
+      Makefile               the same commands (v++ -c of the generate kernel, v++ -l, g++ host, make csim)
+      link.cfg               v++ [connectivity]: the kernel's compute unit, sp= per m_axi port -> HBM bank(s)
+      project.json           the kernel's arguments (role, bytes, HBM banks, the files that fill them), the layers
+      generate/              the xclbin's one kernel <family>_generate (:mod:`.device`): its top function, the
+                             layer variants and the head as sub-functions, include/, and the C-simulation
+                             testbench of a whole launch
+      layer_<phase>_<kind>/  one HLS dataflow project per layer variant on its own (decode t=1, prefill t=P;
                              per attention kind the model uses), top <layer>_<phase>_<kind>
-      host/host.cpp          the XRT host program (embedding, final norm and LM head on the CPU)
+      host/host.cpp          the XRT host program: buffers and weights once, one run a generate call
       weights/manifest.json  every binary file: name, shape, dtype, layout, lane, bytes, HBM bank
-      weights/*.bin          layer<i>_<field>[.lane<j>].bin: a port's 512-bit words; embed.bin and
-                             the host's other tables: float32 little-endian, row-major
+      weights/*.bin          layer<i>_<field>[.lane<j>].bin and head_<tensor>[.lane<j>].bin: a port's 512-bit
+                             words; the embedding, position and RoPE tables float32 row-major (in HBM as they
+                             are), final_norm / lm_head float32 copies for reading the model back
 
 Layer variants.  A layer kernel is compiled for a fixed number of new tokens
 ``t``: ``decode`` (t = 1) and ``prefill`` (t = ``prefill_len``), each once per
 attention kind (Gemma 3: sliding and full).  Each is ``model.schedule(t,
-kind).build("hls")`` with its top function renamed to a unique kernel name
-(``llama_layer_decode_full``: an xclbin cannot hold two kernels of one name)
-and declared ``extern "C"``; nothing else changes.
+kind).build("hls")`` with its top function renamed to a unique name
+(``llama_layer_decode_full``); the generate kernel calls a copy of it.
 
 Weight layout.  Every m_axi port moves 512-bit words: a weight lies in DRAM
 packed in the words of its stream layout (streamdsl's ``Packing``), split
 over the ports (lanes) its DMA reads it through, word ``w`` on lane
-``w % lanes``.  Each lane is one file, ``layer<i>_<field>.bin`` (or
-``.lane<j>.bin``), the words the port reads, copied into the port's buffer
-as it is; the manifest records each file's layout, lane and words, and
-:func:`read_weights` unpacks them.  The prefill layer reads the weights over
-the decode layer's ports (``LLM.schedule``), so both share one copy.
+``w % lanes``.  Each lane of each layer is one file, ``layer<i>_<field>.bin``
+(or ``.lane<j>.bin``); the generate kernel's buffer of a port holds every
+layer's file, layer ``i`` at word ``i * words``.  :func:`read_weights`
+unpacks them.  The prefill layer reads the weights over the decode layer's
+ports (``LLM.schedule``), so both share one copy.
 
 HBM plan (U55C: 32 pseudo-channels of 512 MiB).  A port's buffer lies where
 the timing model's channels put it: a port of a DMA that has channels of its
-own gets a bank range of its own (every lane its own), the buffers whose DMAs
-share a channel share one range (``shared``: activations, KV caches and 1-D
-weights, as the model allotted); a range holds every layer's copy of what it
-holds plus 3 %.  ``kc2``-style stores write the new K/V rows into the cache
-buffer itself (``g.store_at(..., into=kc)``), so they lie in the cache's banks.
-A port has the same range in every variant, so prefill and decode kernels
-share the weight and cache buffers.  The plan is in ``project.json`` and
-``weights/manifest.json``.
+own gets a bank range of its own (every lane its own; the head's table
+lanes too), the buffers whose DMAs share a channel share one range
+(``shared``: vectors, the embedding and RoPE tables, the ids); a range holds
+every layer's copy of what it holds plus 3 %.  Stores of new K/V rows write
+into the cache buffer itself (``g.store_at(..., into=kc)``).
 
-The host (``host/host.cpp``, XRT native API) loads the xclbin and every
-layer's weight files into HBM buffers allocated with ``kernel.group_id(arg)``,
-allocates the KV caches, and generates greedily: the prompt's first
-``prefill_len`` tokens through the prefill kernel (the rest, or a shorter
-prompt, one token at a time through the decode kernel), then one decode step
-per new token.  The embedding lookup, the final norm and the LM head (over
-the embedding file when tied) run on the host CPU as plain C++ loops that
-follow the library kernels' arithmetic (sequential float32 sums).  Usage::
+The host (``host/host.cpp``, XRT native API) loads the xclbin, allocates
+every buffer of the generate kernel once in its argument's bank, writes the
+weight files into them, then for a generate call writes the prompt ids,
+starts the kernel once and reads the generated ids back.  Usage::
 
     host/host XCLBIN WEIGHTS_DIR TOKEN_IDS... --max-new-tokens N
 

@@ -148,6 +148,18 @@ def test_link_cfg_maps_every_m_axi_port_consistently(built, family):
                                                                                      if not a.scalar]
 
 
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_generate_kernel_passes_the_lint(built, family):
+    """The generate kernel's sources (its top function, the layer and head sub-functions) on the synthesis path:
+    C++14, bus-width streams and ports, one reader and writer a stream, canonical dataflow, their pragmas."""
+    from streamdsl.backend.hls.lint import RULES, lint_code
+    from tests.emitted import PENDING
+
+    _, prj, _ = built[family]
+    files = {k: v for k, v in prj.generate.files.items() if not k.startswith("tb_")}
+    assert lint_code(files, rules=tuple(r for r in RULES if r not in PENDING)) == []
+
+
 def test_the_project_is_deterministic(built, tmp_path):
     m, prj, _ = built["gemma3"]
     again = m.build("hls", output=None, prefill_len=PROMPT_LEN, schedule="default")
