@@ -111,14 +111,66 @@ class GenerateKernel:
     files: dict[str, str] = field(repr=False)
     head: HeadKernel = field(repr=False)
     banks: dict = field(default_factory=dict, repr=False)  # the HBM plan's ranges (key -> (first, last))
+    layers: int = 0
+    prefill_len: int = 1
+    wpr: int = 0  # words of a hidden-state row
 
     def arg(self, name: str) -> GenArg:
         return next(a for a in self.args if a.name == name)
+
+    def plan(self, n_prompt: int, n_new: int) -> CallPlan:
+        """What a launch with these ids does (:class:`CallPlan`)."""
+        return CallPlan(n_prompt, n_new, self.prefill_len, self.layers, self.wpr)
 
     def __repr__(self) -> str:
         bufs = [a for a in self.args if not a.scalar]
         return (f"<GenerateKernel {self.kernel}: {len(bufs)} m_axi buffers "
                 f"({sum(a.nbytes for a in bufs) / 2**20:.1f} MiB), head {self.head.kernel} ({self.head.scheme})>")
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """What one launch of the generate kernel does for a prompt of ``n_prompt`` tokens and ``n_new`` new ids
+    (no end-of-sequence stop): the rule of the top function, which the end-to-end model prices and the C-sim
+    counts (:meth:`trips`)."""
+
+    n_prompt: int
+    n_new: int
+    prefill_len: int  # tokens of the prefill layers (1: none)
+    layers: int
+    wpr: int  # words of a hidden-state row
+
+    @property
+    def prefill_steps(self) -> int:
+        """Steps through the prefill layers: one when the prompt has at least prefill_len tokens."""
+        return int(self.prefill_len > 1 and self.n_prompt >= self.prefill_len)
+
+    @property
+    def prompt_decode_steps(self) -> int:
+        """Prompt tokens that go one at a time through the decode layers."""
+        return self.n_prompt - self.prefill_steps * self.prefill_len
+
+    @property
+    def decode_steps(self) -> int:
+        """Steps for the new ids after the first (the first comes from the prompt's last step)."""
+        return self.n_new - 1
+
+    @property
+    def gathered_rows(self) -> int:
+        return self.n_prompt + self.decode_steps
+
+    @property
+    def head_calls(self) -> int:
+        return self.n_new
+
+    def trips(self) -> dict[tuple[str, str], tuple[int, int]]:
+        """(function, loop label) -> (entries, trips) the labelled loops of the top function's file count."""
+        steps = self.prefill_steps + self.prompt_decode_steps
+        return {("gather", "L_gather"): (self.gathered_rows, self.gathered_rows * self.wpr),
+                ("layers", "L_layers"): (steps + self.decode_steps, (steps + self.decode_steps) * self.layers),
+                # the prompt loop counts the trip that finds the prompt done; the token loop ends on its last id
+                ("{kernel}", "L_prompt"): (1, steps + 1),
+                ("{kernel}", "L_tokens"): (1, self.n_new)}
 
 
 def sub_function(files: dict[str, str], top: str) -> dict[str, str]:
@@ -291,5 +343,5 @@ def _c_float(x: float) -> str:
     return (r if ("e" in r or "." in r) else r + ".0") + "f"
 
 
-__all__ = ["BufferFile", "GenArg", "GenerateKernel", "HeadKernel", "IDS_PER_WORD", "WORD_BYTES", "ids_words",
+__all__ = ["BufferFile", "CallPlan", "GenArg", "GenerateKernel", "HeadKernel", "IDS_PER_WORD", "WORD_BYTES", "ids_words",
            "sub_function"]

@@ -470,7 +470,8 @@ def _generate(model, variants: list[LayerVariant], prefill_len: int, board) -> d
 
     args = [a if a.scalar else dataclasses.replace(a, banks=where(keys[a.name])) for a in args]
     files = device.render(model, variants, head, args, prefill_len, thetas, layer_rope, sd.__version__, _env)
-    return device.GenerateKernel(f"{model.config.family}_generate", args, files, head, banks)
+    return device.GenerateKernel(f"{model.config.family}_generate", args, files, head, banks, model.config.layers,
+                                 max(1, prefill_len), model.config.hidden // 16)
 
 
 # ------------------------------------------------------------------------------------- weights

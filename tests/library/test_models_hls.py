@@ -265,7 +265,7 @@ def _csim_jobs(prj, where: Path) -> list:
     for src in sorted(g.glob("*.cpp")):
         if src.name.startswith("tb_"):
             continue
-        jobs.append((["-O1", "-w", "-DSTREAMDSL_THREADED_DATAFLOW", *incs, "-c", str(src), "-o",
+        jobs.append((["-O1", "-w", "-DSTREAMDSL_THREADED_DATAFLOW", "-DSD_ACCOUNT", *incs, "-c", str(src), "-o",
                       str(where / f"k_{src.stem}.o")], [src, *sorted(g.glob("*.h"))]))
     return jobs
 
@@ -329,10 +329,16 @@ def hf_greedy(hf, ids, n: int) -> list[int]:
     return out[0, len(ids):].tolist()
 
 
-def run_csim(exe: Path, prj, ids, n: int) -> list[int]:
+def run_csim(exe: Path, prj, ids, n: int, counts: dict | None = None) -> list[int]:
+    """The ids one C-simulated launch generates; ``counts`` gets (function, loop) -> (entries, trips)."""
+    env = dict(os.environ, SD_ACCOUNT_FILE=str(exe.with_suffix(".counts")))
     r = subprocess.run([str(exe), str(prj.output / "weights"), str(n), *map(str, ids)], capture_output=True,
-                       text=True, timeout=300)
+                       text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
+    if counts is not None:
+        for line in exe.with_suffix(".counts").read_text().splitlines():
+            fn, label, entries, trips = line.split()
+            counts[fn, label] = (int(entries), int(trips))
     return [int(x) for x in r.stdout.split()]
 
 
@@ -346,10 +352,15 @@ def test_csim_of_a_whole_launch_generates_transformers_greedy_tokens(built, fami
     m, prj, ids = built[family]
     hf = build_hf(family)[1]
     exe = compile_csim(prj, tmp_path / "csim")
+    gen = prj.generate
     for prompt_ids in (ids, ids[:3], [*ids, *ids[:2]][:PROMPT_LEN + 2]):
         n = min(NEW, m.max_len - len(prompt_ids) + 1)
         want = hf_greedy(hf, prompt_ids, n)
-        assert run_csim(exe, prj, prompt_ids, n) == want == m.generate(prompt_ids, n), (family, len(prompt_ids))
+        counts: dict = {}
+        assert run_csim(exe, prj, prompt_ids, n, counts) == want == m.generate(prompt_ids, n), (family, len(prompt_ids))
+        # the launch did what the end-to-end model prices: its steps, rows gathered, layer calls
+        plan = {(gen.kernel if f == "{kernel}" else f, lab): v for (f, lab), v in gen.plan(len(prompt_ids), n).trips().items()}
+        assert {k: counts[k] for k in plan} == plan
 
 
 @needs_gxx
