@@ -31,10 +31,13 @@ the project's ``weights/`` files as the host does, calls the top function (bound
 """
 from __future__ import annotations
 
-import dataclasses
-import math
+import hashlib
+import os
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 WORD_BYTES = 64
 IDS_PER_WORD = 16
@@ -191,6 +194,66 @@ def sub_function(files: dict[str, str], top: str) -> dict[str, str]:
     return {f"{top}.cpp": cpp, f"{top}.h": h}
 
 
+CSIM_FLAGS = ["-std=c++17", "-fwrapv", "-O1", "-pthread", "-Wall", "-Werror", "-Wno-unknown-pragmas",
+              "-ffp-contract=off", "-Wno-unused-label", "-DSTREAMDSL_THREADED_DATAFLOW"]
+
+
+def csim(folder, ids, n_new: int, account: bool = False, timeout: float = 3600.0):
+    """C-simulate one launch of the generate kernel of the project in ``folder`` (its own ``generate/`` sources,
+    compiled once into streamdsl's cache; bounded FIFOs, one thread a process) on its ``weights/`` files:
+    the ids it generates for the prompt ``ids``.  With ``account``: (ids, {(function, loop): (entries, trips)}).
+    Raises ``CSimError`` (g++ missing or failing, the launch failing) or ``DeadlockError``."""
+    from streamdsl.backend.hls.project import CSimError
+    from streamdsl.progress import run as run_with_progress
+
+    folder = Path(folder)
+    src = folder / "generate"
+    tops = sorted(src.glob("tb_*.cpp"))
+    if len(tops) != 1:
+        raise CSimError(f"'{src}' holds {len(tops)} testbenches, not one", hint="rebuild the project")
+    cxx = shutil.which("g++")
+    if cxx is None:
+        raise CSimError("g++ is not installed; C-simulation needs a C++17 compiler",
+                        hint="install g++ (Debian: apt install g++)")
+    flags = CSIM_FLAGS + (["-DSD_ACCOUNT"] if account else [])
+    files = sorted(src.glob("*.cpp")) + sorted(src.glob("*.h")) + sorted(src.glob("include/**/*.h"))
+    h = hashlib.sha256(" ".join(flags).encode())
+    for f in files:
+        h.update(f.relative_to(src).as_posix().encode() + b"\0" + f.read_bytes())
+    cache = Path(os.environ.get("STREAMDSL_CACHE", Path.home() / ".cache" / "streamdsl")) / "generate"
+    binary = cache / h.hexdigest()[:24]
+    if not binary.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = binary.with_suffix(f".{os.getpid()}")
+        cmd = [cxx, *flags, f"-I{src}", f"-I{src / 'include' / 'csim'}", f"-I{src / 'include'}",
+               *map(str, sorted(src.glob("*.cpp"))), "-o", str(tmp)]
+        r = run_with_progress(cmd, desc=f"g++ {tops[0].stem[3:]}")
+        if r.returncode != 0:
+            raise CSimError(f"g++ could not compile '{src}':\n{r.stderr.strip()[:4000]}",
+                            hint="this is a streamdsl bug; please report it with the folder")
+        os.replace(tmp, binary)
+    with tempfile.TemporaryDirectory(prefix="sd-generate-") as tmp:
+        env = dict(os.environ, SD_ACCOUNT_FILE=os.path.join(tmp, "counts.txt")) if account else None
+        r = run_with_progress([str(binary), str(folder / "weights"), str(int(n_new)), *(str(int(i)) for i in ids)],
+                              desc=f"csim {tops[0].stem[3:]}", timeout=timeout, env=env)
+        if r.returncode == 3 and "deadlock" in r.stderr:
+            from streamdsl.dfg.tokensim import DeadlockError
+
+            raise DeadlockError(f"the C-simulation of '{src}' deadlocks: {r.stderr.strip()[:2000]}",
+                                hint="this is a streamdsl bug; please report it with the folder")
+        if r.returncode != 0:
+            raise CSimError(f"the C-simulation of '{src}' failed (exit {r.returncode}): "
+                            f"{(r.stderr or r.stdout).strip()[:2000]}")
+        out = [int(x) for x in r.stdout.split()]
+        if not account:
+            return out
+        counts = {}
+        for line in Path(tmp, "counts.txt").read_text().splitlines():
+            fn, label, entries, trips = line.split()
+            counts[fn, label] = (int(entries), int(trips))
+        return out, counts
+
+
 def ids_words(n: int) -> int:
     return max(1, -(-n // IDS_PER_WORD))
 
@@ -343,5 +406,5 @@ def _c_float(x: float) -> str:
     return (r if ("e" in r or "." in r) else r + ".0") + "f"
 
 
-__all__ = ["BufferFile", "CallPlan", "GenArg", "GenerateKernel", "HeadKernel", "IDS_PER_WORD", "WORD_BYTES", "ids_words",
+__all__ = ["BufferFile", "CSIM_FLAGS", "CallPlan", "GenArg", "csim", "GenerateKernel", "HeadKernel", "IDS_PER_WORD", "WORD_BYTES", "ids_words",
            "sub_function"]

@@ -101,8 +101,7 @@ def test_csim_of_the_generate_kernel_says_paris_like_transformers(ours, theirs, 
     """Real weights through the project LLM.build writes: one C-simulated launch of its generate kernel (the
     prompt through the prefill layers, then decode steps, the head and argmax on the device) gives
     transformers' greedy tokens."""
-    from test_models_hls import compile_csim, run_csim
-
+    from streamdsl.library.llm.device import csim
     from streamdsl.library.llm.models import llama
 
     config, weights, tokenizer, _ = ours
@@ -110,7 +109,7 @@ def test_csim_of_the_generate_kernel_says_paris_like_transformers(ours, theirs, 
     ids = tokenizer(PROMPT).input_ids
     m = llama(config, max_len=len(ids) + 3).load(weights)
     prj = m.build("hls", output=tmp_path / "prj", prefill_len=len(ids), schedule="default")
-    got = run_csim(compile_csim(prj, tmp_path / "csim"), prj, ids, 3)
+    got = csim(prj.output, ids, 3)
     with torch.no_grad():
         ref = model.generate(torch.tensor([ids]), max_new_tokens=3, do_sample=False)[0, len(ids):].tolist()
     assert got == ref and tokenizer.decode(got).startswith(PARIS)

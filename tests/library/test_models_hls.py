@@ -29,6 +29,7 @@ import streamdsl as sd
 from streamdsl.backend.folder import OutputFolderError
 from streamdsl.library.llm import models
 from streamdsl.library.llm.config import FAMILIES, LLMError
+from streamdsl.library.llm.device import csim
 from streamdsl.library.llm.hls_build import load_weights, read_weights
 from streamdsl.library.llm.weights import from_hf
 
@@ -270,20 +271,6 @@ def _csim_jobs(prj, where: Path) -> list:
     return jobs
 
 
-def compile_csim(prj, where: Path) -> Path:
-    """The C-simulation of one whole launch: generate/tb_<kernel>.cpp with the kernel's sources."""
-    where.mkdir(parents=True, exist_ok=True)
-    g = prj.output / "generate"
-    tb = g / f"tb_{prj.generate.kernel}.cpp"
-    jobs = _csim_jobs(prj, where) + [(["-O1", "-w", f"-I{g}", f"-I{g / 'include' / 'csim'}", f"-I{g / 'include'}",
-                                       "-c", str(tb), "-o", str(where / "tb.o")], [tb, *sorted(g.glob("*.h"))])]
-    with ThreadPoolExecutor(2) as pool:
-        list(pool.map(_cached_object, jobs))
-    exe = where / "csim"
-    _gxx([*(str(p) for p in sorted(where.glob("*.o"))), "-o", str(exe)])
-    return exe
-
-
 def compile_host(prj, where: Path) -> Path:
     """The generated host linked with the XRT mock, whose one kernel is the generate kernel's C-sim."""
     where.mkdir(parents=True, exist_ok=True)
@@ -329,19 +316,6 @@ def hf_greedy(hf, ids, n: int) -> list[int]:
     return out[0, len(ids):].tolist()
 
 
-def run_csim(exe: Path, prj, ids, n: int, counts: dict | None = None) -> list[int]:
-    """The ids one C-simulated launch generates; ``counts`` gets (function, loop) -> (entries, trips)."""
-    env = dict(os.environ, SD_ACCOUNT_FILE=str(exe.with_suffix(".counts")))
-    r = subprocess.run([str(exe), str(prj.output / "weights"), str(n), *map(str, ids)], capture_output=True,
-                       text=True, timeout=300, env=env)
-    assert r.returncode == 0, r.stderr[-3000:]
-    if counts is not None:
-        for line in exe.with_suffix(".counts").read_text().splitlines():
-            fn, label, entries, trips = line.split()
-            counts[fn, label] = (int(entries), int(trips))
-    return [int(x) for x in r.stdout.split()]
-
-
 @needs_gxx
 @pytest.mark.parametrize("family", FAMILIES)
 def test_csim_of_a_whole_launch_generates_transformers_greedy_tokens(built, family, tmp_path):
@@ -351,13 +325,12 @@ def test_csim_of_a_whole_launch_generates_transformers_greedy_tokens(built, fami
     shorter one token by token through the decode layers, a longer one both ways."""
     m, prj, ids = built[family]
     hf = build_hf(family)[1]
-    exe = compile_csim(prj, tmp_path / "csim")
     gen = prj.generate
     for prompt_ids in (ids, ids[:3], [*ids, *ids[:2]][:PROMPT_LEN + 2]):
         n = min(NEW, m.max_len - len(prompt_ids) + 1)
         want = hf_greedy(hf, prompt_ids, n)
-        counts: dict = {}
-        assert run_csim(exe, prj, prompt_ids, n, counts) == want == m.generate(prompt_ids, n), (family, len(prompt_ids))
+        got, counts = csim(prj.output, prompt_ids, n, account=True)
+        assert got == want == m.generate(prompt_ids, n), (family, len(prompt_ids))
         # the launch did what the end-to-end model prices: its steps, rows gathered, layer calls
         plan = {(gen.kernel if f == "{kernel}" else f, lab): v for (f, lab), v in gen.plan(len(prompt_ids), n).trips().items()}
         assert {k: counts[k] for k in plan} == plan
