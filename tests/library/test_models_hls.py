@@ -336,6 +336,18 @@ def test_csim_of_a_whole_launch_generates_transformers_greedy_tokens(built, fami
         assert {k: counts[k] for k in plan} == plan
 
 
+XRT = Path(os.environ.get("XILINX_XRT", "/opt/xilinx/xrt"))
+
+
+@pytest.mark.vendor
+@needs_gxx
+@pytest.mark.skipif(not (XRT / "include" / "xrt" / "xrt_kernel.h").exists(), reason="XRT is not installed")
+def test_host_compiles_against_xrts_own_headers(built):
+    """Where XRT is installed, the host compiles against its headers (the mock's API is a subset of them)."""
+    _, prj, _ = built["llama"]
+    _gxx(["-fsyntax-only", "-Wall", "-Werror", f"-I{XRT / 'include'}", str(prj.output / "host" / "host.cpp")])
+
+
 @needs_gxx
 @pytest.mark.parametrize("family", ["llama", "gemma3"])
 def test_host_on_the_mock_generates_what_the_simulator_generates(built, family, tmp_path):
