@@ -188,6 +188,19 @@ class AcceleratorProject:
         designs[self.generate.head.kernel] = model_design(self.generate.head.schedule, board)
         return fit_designs(designs, board)
 
+    def csim(self, ids, n_new: int) -> list[int]:
+        """The ids one C-simulated launch of the generate kernel gives for the prompt ``ids`` (the folder's own
+        sources and weight files; :func:`.device.csim`)."""
+        if self.output is None or not self.weights_written:
+            raise LLMError("C-simulating a launch needs the project written with its weights", user_loc(),
+                           hint='m.load(weights).build("hls", output=DIR), then prj.csim(ids, n)')
+        ids = [int(i) for i in np.asarray(ids).reshape(-1)]
+        if not ids or n_new < 1 or len(ids) + n_new - 1 > self.max_len or min(ids) < 0:
+            raise LLMError(f"a launch takes 1 or more prompt ids (not negative) and n_new >= 1 with prompt + n_new - 1 "
+                           f"<= {self.max_len} positions, got {len(ids)} ids and n_new={n_new!r}", user_loc(),
+                           hint="build the model with a larger max_len for longer prompts")
+        return device.csim(self.output, ids, n_new)
+
     def variant(self, phase: str, kind: str = FULL) -> LayerVariant:
         for v in self.variants:
             if v.phase == phase and v.kind == kind:

@@ -336,6 +336,17 @@ def test_csim_of_a_whole_launch_generates_transformers_greedy_tokens(built, fami
         assert {k: counts[k] for k in plan} == plan
 
 
+@needs_gxx
+def test_a_prompt_that_fills_the_cache_in_one_prefill(tmp_path):
+    """prefill_len = max_len: the prefill layers' stores write the whole cache (no offset to clamp); the launch
+    still compiles warning-free and generates the simulator's id."""
+    config, hf = build_hf("llama")
+    m = models.model(config, max_len=PROMPT_LEN).load(from_hf(hf))
+    prj = m.build("hls", output=tmp_path / "p", prefill_len=PROMPT_LEN, schedule="default")
+    ids = prompt(config, seed=5, length=PROMPT_LEN)
+    assert prj.csim(ids, 1) == m.generate(ids, 1) == hf_greedy(hf, ids, 1)
+
+
 XRT = Path(os.environ.get("XILINX_XRT", "/opt/xilinx/xrt"))
 
 

@@ -237,9 +237,11 @@ class DataflowEmitter:
         place = self.placed(n)
         at = None
         if place is not None:  # g.store_at: the rows land at the offset (clamped) of a larger array
-            last, off, at = place.extent - d.tensor_type.shape[place.axis], self.top[place.offset], local.fresh("at")
+            last, off = place.extent - d.tensor_type.shape[place.axis], self.top[place.offset]
             code(f"// {comment(d.tensor)} {comment(place)}", 1)
-            code(f"const int {at} = {off} < 0 ? 0 : ({off} > {last} ? {last} : {off});", 1)
+            if last > 0:  # else the rows fill the whole axis: the offset clamps to 0
+                at = local.fresh("at")
+                code(f"const int {at} = {off} < 0 ? 0 : ({off} > {last} ? {last} : {off});", 1)
         elem, bits = ctype(it.dtype), elem_bits(it.dtype)
         label = f"L_{cname(n.name)}"
         outs = self.outs(n.name) if d.direction == "load" else []
