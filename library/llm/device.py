@@ -254,6 +254,16 @@ def csim(folder, ids, n_new: int, account: bool = False, timeout: float = 3600.0
         return out, counts
 
 
+def call_syncs(max_len: int, n_prompt: int, n_new: int) -> list[tuple[str, int]]:
+    """The buffer syncs a generate call of ``templates/host.cpp.j2`` makes, in order, as (direction, bytes): the
+    prompt ids to the card (whole words), the ``out`` buffer of -1s to the card, the generated ids back (whole
+    words).  The weights and caches are written once, before any call; the end-to-end model prices these."""
+    def words(n_ids: int) -> int:
+        return WORD_BYTES * ids_words(n_ids)
+
+    return [("to_device", words(n_prompt)), ("to_device", words(max_len)), ("from_device", words(n_new))]
+
+
 def ids_words(n: int) -> int:
     return max(1, -(-n // IDS_PER_WORD))
 
@@ -406,5 +416,5 @@ def _c_float(x: float) -> str:
     return (r if ("e" in r or "." in r) else r + ".0") + "f"
 
 
-__all__ = ["BufferFile", "CSIM_FLAGS", "CallPlan", "GenArg", "csim", "GenerateKernel", "HeadKernel", "IDS_PER_WORD", "WORD_BYTES", "ids_words",
+__all__ = ["BufferFile", "CSIM_FLAGS", "CallPlan", "GenArg", "call_syncs", "csim", "GenerateKernel", "HeadKernel", "IDS_PER_WORD", "WORD_BYTES", "ids_words",
            "sub_function"]

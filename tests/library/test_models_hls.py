@@ -347,6 +347,25 @@ def test_a_prompt_that_fills_the_cache_in_one_prefill(tmp_path):
     assert prj.csim(ids, 1) == m.generate(ids, 1) == hf_greedy(hf, ids, 1)
 
 
+def test_call_syncs_are_the_generated_hosts(built):
+    """A generate call of host.cpp: the prompt ids in, the out buffer's -1s in, the ids back (whole words), and
+    one run; what device.call_syncs tells the end-to-end model."""
+    from streamdsl.library.llm.device import call_syncs
+
+    m, prj, _ = built["gemma3"]
+    host = (prj.output / "host" / "host.cpp").read_text()
+    call = host[host.index("// A generate call"):]
+    syncs = re.findall(r"bos\[(PROMPT|OUT)\]\.sync\((XCL_BO_SYNC_BO_TO_DEVICE|XCL_BO_SYNC_BO_FROM_DEVICE)(.*?)\);", call)
+    assert [(b, d) for b, d, _ in syncs] == [("PROMPT", "XCL_BO_SYNC_BO_TO_DEVICE"), ("OUT", "XCL_BO_SYNC_BO_TO_DEVICE"),
+                                            ("OUT", "XCL_BO_SYNC_BO_FROM_DEVICE")]
+    assert "(ids.size() * sizeof(int32_t) + 63) & ~size_t(63)" in syncs[0][2] and syncs[1][2] == ""
+    assert "(size_t(max_new) * sizeof(int32_t) + 63) & ~size_t(63)" in syncs[2][2]
+    assert call.count("run.start()") == call.count("run.wait()") == 1
+    out_bytes = prj.generate.arg("out").nbytes
+    assert call_syncs(m.max_len, 6, 4) == [("to_device", 64), ("to_device", out_bytes), ("from_device", 64)]
+    assert call_syncs(64, 17, 40)[0] == ("to_device", 128) and call_syncs(64, 17, 40)[2] == ("from_device", 192)
+
+
 XRT = Path(os.environ.get("XILINX_XRT", "/opt/xilinx/xrt"))
 
 
