@@ -45,7 +45,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from streamdsl import board as get_board
-from streamdsl.dfg.channels import DMA_LATENCY
 from streamdsl.perf import fit_designs, model_design
 
 from . import facts
@@ -54,6 +53,9 @@ from .perf import FP32, W4A8, W8A8, LLMPerf, layer_weight_bytes
 from .token import device_head
 
 BITS = {"w4a8": W4A8, "w8a8": W8A8, "fp32": FP32}
+# Cycles from a DMA's request to its first beat: the timing model's assumed HBM latency at 250 MHz
+# (streamdsl/dfg/channels.py DMA_LATENCY, not a public name; tests/library/test_e2e.py keeps the two equal)
+DMA_LATENCY = 64
 WORD_BYTES = 64  # a 512-bit HBM word: the gather's burst beat and the ids' packing
 IDS_PER_WORD = WORD_BYTES // 4  # int32 ids
 

@@ -43,10 +43,8 @@ from __future__ import annotations
 import streamdsl as sd
 from streamdsl import board as get_board
 from streamdsl import f32, i8, i32, u32, u64
-from streamdsl.dfg.access import MAX_STEPS
 from streamdsl.explorer import apply_recipe
-from streamdsl.ir import CallKernel, For, Load, walk
-from streamdsl.ir.loops import loops_with_parents
+from streamdsl.ir import CallKernel, For, If, Load, walk
 from streamdsl.perf import GUIDELINE
 
 from ._checks import divides, fail, named, sizes
@@ -137,8 +135,8 @@ def make_greedy_lm_head(hidden: int, vocab: int, scheme: str = "w4a8", lanes: in
     quantised sums are exact and their logits bit for bit :func:`make_lm_head_q`'s.
 
     ``halves=2`` (quantised only) walks the table in two loops, the first ``ceil(blocks / 2)`` blocks then the
-    rest: the stream model takes each iteration of a top-level loop as a step only up to
-    ``streamdsl.dfg.access.MAX_STEPS`` iterations (a longer loop is one step: its whole table on chip).
+    rest: the stream model takes each iteration of a top-level loop as a step only up to a limit (65,536
+    iterations: a longer loop is one step, its whole table on chip).
     """
     if scheme not in SCHEMES:
         fail(f"greedy_lm_head: unknown scheme {scheme!r}", hint=f"scheme is one of {', '.join(SCHEMES)}")
@@ -532,19 +530,28 @@ def device_head(config: LLMConfig, scheme: str = "w4a8", board="u55c") -> sd.Dat
       codes of every lane a cycle, every multiply-add of it unrolled; the scales come ``lanes`` a token over as
       many ports as words they fill.
     * The LM head and the argmax are one kernel (:func:`make_greedy_lm_head`): a stream of logits would carry
-      ``lanes`` floats (more than a bus word) a block and bound the pipeline's rate.
+      ``lanes`` floats (more than a bus word) a block and bound the pipeline's rate.  When the stream model does
+      not take each iteration of its walk as a step (a loop longer than its step limit is one step: the whole
+      table on chip), the quantised walk is split into two loops.
+    * The multiply-adds are DSPs (Vitis's ``mac_muladd``) while they fit one SLR's DSPs at the fit guideline (a
+      kernel lies in one SLR), else LUTs.
     * The final norm and the row's quantiser take a word of fp32 values a cycle (the explorer's recipe at that
       factor: its sums reassociated, so the scheduled design, not the unscheduled head, is the reference).
     """
     if scheme not in SCHEMES:
         fail(f"device_head: unknown scheme {scheme!r}", hint=f"scheme is one of {', '.join(SCHEMES)}")
     b = get_board(board)
+    g = _device_head(config, scheme, b, halves=1)
+    table = "E" if scheme == "fp32" else "Wq"
+    walked = any(table in n.tables.windows for n in g.lowered().of_kind("task") if n.name.startswith("greedy"))
+    if not walked and scheme != "fp32" and config.vocab // head_lanes(config, b) > 1:
+        g = _device_head(config, scheme, b, halves=2)
+    return g
+
+
+def _device_head(config: LLMConfig, scheme: str, b, halves: int) -> sd.DataflowSchedule:
     lanes, chunk = head_lanes(config, b), head_chunk(config, scheme, b)
     floats = b.memory.port_bits // 32  # fp32 values a bus word holds
-    steps = config.vocab // lanes * (config.hidden // chunk)
-    halves = 2 if scheme != "fp32" and steps > MAX_STEPS and config.vocab // lanes > 1 else 1
-    # a DSP a multiply-add (Vitis's mac_muladd) while the lanes fit one SLR's DSPs at the fit guideline (a
-    # kernel lies in one SLR), else LUTs
     mac = "dsp" if lanes * chunk <= min(r["dsp"] for r in b.slrs) * GUIDELINE["dsp"] else "fabric"
     head = make_greedy_head(config.hidden, config.vocab, config.norm, config.norm_eps, scheme, lanes, chunk,
                             halves)
@@ -568,6 +575,17 @@ def device_head(config: LLMConfig, scheme: str = "w4a8", board="u55c") -> sd.Dat
     return g
 
 
+def _loops(stmts, parents=()):
+    """Every loop in ``stmts`` with the loops around it, outermost first."""
+    for st in stmts:
+        if isinstance(st, For):
+            yield st, parents
+            yield from _loops(st.body, parents + (st,))
+        elif isinstance(st, If):
+            yield from _loops(st.then, parents)
+            yield from _loops(st.orelse, parents)
+
+
 def _ports(words: int, board) -> int:
     """Ports for a stream of ``words``-word tokens: the most that divide them, at most one a memory channel."""
     return max(d for d in range(1, min(words, board.memory.channels) + 1) if words % d == 0)
@@ -585,7 +603,7 @@ def _schedule_greedy(s: sd.Schedule, table: str, lanes: int, chunk: int, mac: st
         s.pipeline(s.loop(st))
         if table == "Wq":  # integer multiply-adds (fp32's are float cores)
             s.bind_op(s.loop(st), "mul", mac)
-        for lp, _ in list(loops_with_parents(st.body)):
+        for lp, _ in list(_loops(st.body)):
             s.unroll(s.loop(lp))
     for buf in ("A", "B", "I"):
         s.partition(s.buffer(buf), 1, "complete")
@@ -594,7 +612,7 @@ def _schedule_greedy(s: sd.Schedule, table: str, lanes: int, chunk: int, mac: st
     s.partition(s.buffer("Hq" if table == "Wq" else "H"), 2, "cyclic", chunk)
     if table == "Wq":
         s.partition(s.buffer("sw"), 1, "cyclic", lanes)
-    for lp, parents in list(loops_with_parents(s.ir.body)):
+    for lp, parents in list(_loops(s.ir.body)):
         if not any("pipeline" in x.attrs or "unroll" in x.attrs for x in (lp, *parents)) and \
                 not any(isinstance(n, For) for b in lp.body for n in walk(b)):
             s.pipeline(s.loop(lp))

@@ -25,6 +25,7 @@ from streamdsl.htmlreport import report_html
 from streamdsl.perf import fit_designs, model_design
 from streamdsl.perf.model import SlrPlan
 
+from streamdsl.library.llm import e2e as e2e_module
 from streamdsl.library.llm import facts
 from streamdsl.library.llm.cli import model_of
 from streamdsl.library.llm.config import LLMError, tiny
@@ -65,6 +66,7 @@ def test_a_decode_step_is_its_gather_its_layers_and_its_head(e2e, family):
 
 
 def test_the_gather_reads_rows_one_after_another():
+    assert e2e_module.DMA_LATENCY == DMA_LATENCY  # the timing model's HBM latency, the same figure
     assert gather_cycles(1024, 1) == DMA_LATENCY + 64  # GPT-2 Medium: 64 words a row
     assert gather_cycles(1024, 3) == 3 * gather_cycles(1024, 1)
     assert gather_cycles(896, 1) == DMA_LATENCY + 56
