@@ -7,7 +7,10 @@
   NumPy W8A8 / W4A8 logits.
 * Philox-2x32-10 gives Random123's known-answer vectors (DEShawResearch/random123, tests/kat_vectors); the sampler
   equals inverse-CDF sampling of transformers' TemperatureLogitsWarper + TopKLogitsWarper distribution.
-* One head dataflow and the sampler are C-simulated (g++) and equal the simulator.
+* One head dataflow and the sampler are C-simulated (g++) and equal the simulator; so is the device head the
+  generate kernel emits (fp32 and W4A8), which also equals the unscheduled head and picks a planted largest logit.
+* The greedy LM head (LM head and argmax in one pipeline, lanes side by side, one loop or two) picks the first
+  index of the largest of make_lm_head_q's logits.
 """
 from __future__ import annotations
 
@@ -16,12 +19,12 @@ import shutil
 import numpy as np
 import pytest
 import torch
+from test_explored_csim import scheduled
 from test_hf_parity import build_hf, prompt
 from transformers.generation.logits_process import TemperatureLogitsWarper, TopKLogitsWarper
 
 import streamdsl as sd
-from streamdsl.backend import sim
-from streamdsl.ir.nodes import CallKernel, Load, Return, walk
+from streamdsl.ir.nodes import Load, walk
 from streamdsl.library.llm import ref, token
 from streamdsl.library.llm.blocks import BlockError
 from streamdsl.library.llm.numpy_model import NumpyModel
@@ -161,20 +164,6 @@ def test_head_dataflow_csim_equals_simulator():
     np.testing.assert_array_equal(g.build().csim(*args), head(*args))
 
 
-def scheduled(g, args):
-    """The dataflow with every task's kernel as scheduled, on the reference simulator (the device head's norm
-    reassociates its sums, so the unscheduled head may round otherwise)."""
-    ir = g.graph.ir
-    env = {p.name: a for p, a in zip(ir.params, args)}
-    tasks = iter(g.graph.tasks)
-    for st in ir.body:
-        if isinstance(st, CallKernel):
-            out = sim.simulate(g.kernel_ir(next(tasks)), *[env[a.name] for a in st.args])
-            env.update(zip(st.outs, out if len(st.outs) != 1 else (out,)))
-        elif isinstance(st, Return):
-            return env[st.values[0].name]
-
-
 @needs_gxx
 @pytest.mark.parametrize("family,scheme", [("gpt2", "fp32"), ("gpt2", "w4a8"), ("gemma3", "w4a8")])
 def test_device_head_csim_equals_simulator(family, scheme):
@@ -198,7 +187,7 @@ def test_device_head_csim_equals_simulator(family, scheme):
         args = [h, w] + ([b] if config.norm == "layernorm" else []) + (
             [tab] if scheme == "fp32" else list(quantize_weights(tab, token.SCHEMES[scheme])))
         got = project.csim(*args)
-        np.testing.assert_array_equal(got, scheduled(g, args))
+        np.testing.assert_array_equal(got, scheduled(g, args)[0])  # the simulator of the scheduled kernels
         unscheduled = token.make_greedy_head(config.hidden, config.vocab, config.norm, config.norm_eps, scheme,
                                              lanes, token.head_chunk(config, scheme))
         assert got[0] == unscheduled(*args)[0]
