@@ -486,7 +486,8 @@ def _e2e(page: Page, e) -> None:
     page.e2e_parts = Table(["", "total ms", "gather ms", "layers ms", "head ms", "launch ms", "PCIe ms"],
                            [row("a decode step", step), row("TTFT", first), row("the generate call", call)], "lrrrrrr",
                            caption=f"{e.name} on {e.board.name}, {e.quant.upper()}: one generate kernel, one launch "
-                           f"a call ({e.design} layer design; {'emitted by ' + e.build_command if e.emitted else 'not emitted'})")
+                           f"a call ({e.design} layer design; "
+                           f"{'emitted by ' + e.build_command if e.emitted else 'not emitted'})")
     page.e2e_kernels = Table(
         ["kernel", "latency", "cycles", "fits alone"],
         [[Cell(name), Cell(f"{d.latency_s * 1e6:.1f} us"), Cell(_num(d.cycles)),

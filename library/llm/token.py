@@ -35,8 +35,9 @@ side keeps its largest logit and id, merged at the end), the table streamed in (
 codes a lane a cycle over as many HBM ports, ``lanes`` the most rows that divide the vocabulary, at most one a
 memory channel of the board (:func:`head_lanes`, :func:`head_chunk`); modeled on the U55C at W4A8 it takes 73 us
 for GPT-2 Medium, 159 us for Qwen2.5-0.5B, 307 us for Llama-3.2-1B and 342 us for Gemma-3-1B: 1.04-1.08x its
-table's bytes over the whole HBM bandwidth (1.31x for GPT-2, whose 50,257 rows divide by 29 lanes, not 32). :mod:`.ref` has the NumPy references (``lm_head_quant``, ``argmax``,
-``philox2x32``, ``uniform``, ``sample_top_k``).
+table's bytes over the whole HBM bandwidth (1.31x for GPT-2, whose 50,257 rows divide by 29 lanes, not 32).
+:mod:`.ref` has the NumPy references (``lm_head_quant``, ``argmax``, ``philox2x32``, ``uniform``,
+``sample_top_k``).
 """
 from __future__ import annotations
 
@@ -84,11 +85,11 @@ def make_lm_head_q(hidden: int, vocab: int, bits: int = 4, lanes: int = 1, chunk
 
     ``lanes`` table rows (``lanes`` divides vocab) are reduced side by side, ``chunk`` codes of each a step
     (``chunk`` divides hidden; default: the whole row): a block of ``lanes`` logits leaves once its rows have
-    been read.  The block and chunk loops form one perfect nest, so one pipeline walks the table with every
-    lane's ``chunk`` multiply-adds inside (each lane's int32 sum carried from chunk to chunk, exactly: integer
-    adds in any order give the same bits), and the block's dequantisation sits in the same pipeline, taken on
-    the last chunk.  Wq, sw from ``quant.quantize_weights(E, bits)``; H is quantised per token inside (the
-    scheme of :mod:`.quant`).
+    been read.  One loop walks blocks x chunks (a step of the stream model each), so one pipeline walks the
+    table with every lane's ``chunk`` multiply-adds inside (each lane's int32 sum carried from chunk to chunk,
+    exactly: integer adds in any order give the same bits), and the block's dequantisation sits in the same
+    pipeline, taken on the last chunk.  Wq, sw from ``quant.quantize_weights(E, bits)``; H is quantised per
+    token inside (the scheme of :mod:`.quant`).
     """
     if bits not in (4, 8):
         fail(f"lm_head_q: bits must be 4 or 8, got {bits!r}", hint="W8A8 is bits=8, W4A8 bits=4")
