@@ -9,9 +9,9 @@ reading its ports) of the model ``streamdsl llm build FAMILY --config full --qua
 
 A generate call, as the host and the kernel run it:
 
-* **host, before**: one ``xrt::run`` (:data:`.facts.XRT_LAUNCH_U55C` beyond the kernel's time) and the prompt
-  ids synced to the card (int32, 16 to a 512-bit word: :data:`.facts.BO_SYNC_SMALL` plus the words over the
-  PCIe write rate :data:`.facts.PCIE_WRITE_LARGE`);
+* **host, before**: one ``xrt::run`` (:data:`.facts.XRT_LAUNCH_U55C` beyond the kernel's time), the prompt
+  ids and the ``out`` buffer's -1s synced to the card (int32, 16 to a 512-bit word; :func:`.device.call_syncs`:
+  each :data:`.facts.BO_SYNC_SMALL` plus the words over the PCIe write rate :data:`.facts.PCIE_WRITE_LARGE`);
 * **device, a step of t tokens**: the embedding gather of ``t`` rows, one after another, each ``hidden / 16``
   words in one burst (:func:`gather_cycles`: the timing model's first-beat latency ``DMA_LATENCY`` plus a word a
   cycle; GPT-2's position row comes over a second port in the same loop, Gemma's scale in the same pipeline),
@@ -20,7 +20,8 @@ A generate call, as the host and the kernel run it:
   does; nothing of layer l + 1 is fetched while layer l runs, so the latencies add), then, when the step yields a
   token, the head (``model_design`` of :func:`.token.device_head`: final norm, LM head, greedy argmax);
 * **the prompt**: when it has at least ``prefill_len`` tokens (and ``prefill_len > 1``), one prefill step over
-  the first ``prefill_len``, then a one-token step per remaining prompt token, the head once at the end;
+  the first ``prefill_len``, then a one-token step per remaining prompt token, the head once at the end (the
+  kernel's rule, :class:`.device.CallPlan`, whose counts the C-simulation of a launch checks);
 * **decoding**: ``gen - 1`` one-token steps with the head (the first token came from the prompt's head), the id
   fed back on the card;
 * **host, after**: the generated ids synced back (:data:`.facts.BO_SYNC_SMALL` plus their words over
@@ -48,6 +49,7 @@ from streamdsl import board as get_board
 from streamdsl.perf import fit_designs, model_design
 
 from . import facts
+from .device import CallPlan, call_syncs
 from .config import LLMConfig, LLMError, preset, tiny, user_loc
 from .perf import FP32, W4A8, W8A8, LLMPerf, layer_weight_bytes
 from .token import device_head
@@ -203,30 +205,42 @@ class EndToEnd:
     @property
     def prefill_tokens(self) -> int:
         """Prompt tokens the prefill kernel takes (only a prompt of at least prefill_len)."""
-        return self.prefill_len if self.prefill_len > 1 and self.prompt >= self.prefill_len else 0
+        return self.plan.prefill_steps * self.prefill_len
 
     def launch(self) -> Cost:
         return Cost(launch_s=self.costs.launch_us * 1e-6, launches=1)
 
     def prompt_steps(self) -> Cost:
         """The prompt on the device: the prefill step, one step a remaining token, the head once."""
-        pre = self.step(self.prefill_len, head=False) if self.prefill_tokens else Cost()
-        rest = self.prompt - self.prefill_tokens
-        return pre + self.step(1, head=False) * rest + Cost(device_s=self.head.latency_s,
-                                                            head_s=self.head.latency_s, heads=1)
+        plan = self.plan
+        pre = self.step(self.prefill_len, head=False) * plan.prefill_steps
+        return pre + self.step(1, head=False) * plan.prompt_decode_steps + Cost(
+            device_s=self.head.latency_s, head_s=self.head.latency_s, heads=1)
+
+    @property
+    def plan(self) -> CallPlan:
+        """What the kernel does in the call (:class:`.device.CallPlan`: the rule its C-simulation counts)."""
+        return CallPlan(self.prompt, self.gen, self.prefill_len, self.config.layers, -(-self.config.hidden // 16))
+
+    def syncs(self) -> list[Cost]:
+        """The host's buffer syncs of a call, as :func:`.device.call_syncs` lists them: the prompt ids in, the
+        ``out`` buffer's -1s in, the generated ids back."""
+        return [Cost(pcie_s=self.costs.sync_s(d, b), syncs=1, pcie_bytes=b)
+                for d, b in call_syncs(self.prompt + self.gen, self.prompt, self.gen)]
 
     def ttft(self) -> Cost:
         """Launch, the prompt in, the prompt's steps and head, the first id out (module docstring)."""
-        return self.launch() + self.ids_sync("to_device", self.prompt) + self.prompt_steps() + \
-            self.ids_sync("from_device", 1)
+        before = self.syncs()[:2]
+        return self.launch() + before[0] + before[1] + self.prompt_steps() + self.ids_sync("from_device", 1)
 
     def decode_step(self) -> Cost:
         return self.step(1)
 
     def call(self) -> Cost:
         """The whole generate call for ``[prompt:gen]``: one launch, the ids in and out, every step."""
-        return self.launch() + self.ids_sync("to_device", self.prompt) + self.prompt_steps() + \
-            self.decode_step() * (self.gen - 1) + self.ids_sync("from_device", self.gen)
+        syncs = self.syncs()
+        return self.launch() + syncs[0] + syncs[1] + self.prompt_steps() + self.decode_step() * (self.gen - 1) + \
+            syncs[2]
 
     @property
     def ttft_s(self) -> float:

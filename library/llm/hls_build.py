@@ -314,7 +314,7 @@ def _head(model, board) -> device.HeadKernel:
     function named ``<family>_head``."""
     from .token import device_head
 
-    g = device_head(model.config, model.quant)
+    g = device_head(model.config, model.quant, board)
     prj = g.build("hls", board=board)
     kernel = f"{model.config.family}_head"
     renamed = dataclasses.replace(prj, files=_rename(prj.files, prj.top, kernel), output=None)
@@ -382,11 +382,13 @@ def _bank_keys(variants: list[LayerVariant], n_banks: int) -> dict[tuple[str, st
     return keys
 
 
-def _plan_banks(model, variants: list[LayerVariant], board, extra: dict[str, int] | None = None
-                ) -> dict[str, tuple[int, int]]:
+def _plan_banks(model, variants: list[LayerVariant], board, extra: dict[str, int] | None = None,
+                spread: dict[str, int] | None = None) -> dict[str, tuple[int, int]]:
     """The bank range of each key of :func:`_bank_keys`, sized for what it holds (every layer's copy of a
     weight and a cache, two of each activation), and of each key of ``extra`` (the generate kernel's other
-    buffers: key -> bytes); each variant's ports get theirs (``Port.banks``)."""
+    buffers: key -> bytes); each variant's ports get theirs (``Port.banks``).  The keys of ``spread`` (the head's
+    table lanes: they run after the last layer, when no other DMA moves, so they may share any bank) get one
+    bank each, round the banks in turn; every bank must then still hold what lies in it."""
     n_banks, bank_bytes = _hbm(board)
     layers = model.config.layers
     keys = _bank_keys(variants, n_banks)
@@ -418,6 +420,18 @@ def _plan_banks(model, variants: list[LayerVariant], board, extra: dict[str, int
         raise LLMError(f"the weights and caches need {nxt} HBM banks of {bank_bytes >> 20} MiB; the {sd.board(board).name} has "
                        f"{n_banks} ({detail})", user_loc(),
                        hint="use a smaller max_len, or fewer layers; fp32 weights of this model do not fit")
+    load = [0.0] * n_banks  # bytes in each bank: a range's spread evenly over its banks
+    for key, (lo, hi) in banks.items():
+        for b in range(lo, hi + 1):
+            load[b] += need[key] / (hi - lo + 1)
+    for j, (key, nbytes) in enumerate((spread or {}).items()):
+        b = j % n_banks
+        banks[key] = (b, b)
+        load[b] += nbytes
+    full = [b for b in range(n_banks) if load[b] * 1.03 > bank_bytes]
+    if full:
+        raise LLMError(f"HBM bank {full[0]} would hold {load[full[0]] / 2**20:.0f} MiB, more than its "
+                       f"{bank_bytes >> 20} MiB", user_loc(), hint="use a smaller max_len, or fewer layers")
     for v in variants:
         v.ports = [dataclasses.replace(p, banks=banks[keys[v.name, p.name]]) if (v.name, p.name) in keys else p
                    for p in v.ports]
@@ -426,8 +440,9 @@ def _plan_banks(model, variants: list[LayerVariant], board, extra: dict[str, int
 
 def _gen_bank_keys(variants: list[LayerVariant], head: device.HeadKernel, args: list[device.GenArg]) -> dict:
     """Generate argument -> its bank key, or the (variant, port) whose range it takes: a layer port's buffer lies
-    where the layer variants' port does; a head DMA the timing model gave channels of its own gets a range of
-    its own; the embedding and RoPE tables, the ids and ``tok`` share the shared range."""
+    where the layer variants' port does; a head DMA the timing model gave channels of its own gets a bank of
+    its own (:func:`_plan_banks` spreads them); the embedding and RoPE tables, the ids and ``tok`` share the
+    shared range."""
     v0 = variants[0]
     port = {p.name: (v0.name, p.name) for p in v0.ports}
     scratch = {f"{v.name}_{p.name}": (v.name, p.name) for v in variants for p in v.ports if p.role == "scratch"}
@@ -472,10 +487,14 @@ def _generate(model, variants: list[LayerVariant], prefill_len: int, board) -> d
     args = device.gen_args(model, variants, head, prefill_len, thetas)
     keys = _gen_bank_keys(variants, head, args)
     extra: dict[str, int] = {}
+    spread: dict[str, int] = {}
     for a in args:
-        if isinstance(keys.get(a.name), str):
-            extra[keys[a.name]] = extra.get(keys[a.name], 0) + a.nbytes
-    banks = _plan_banks(model, variants, board, extra)
+        key = keys.get(a.name)
+        if key == a.name:  # a head port with channels of its own
+            spread[key] = a.nbytes
+        elif isinstance(key, str):
+            extra[key] = extra.get(key, 0) + a.nbytes
+    banks = _plan_banks(model, variants, board, extra, spread)
     ports = {(v.name, p.name): p for v in variants for p in v.ports}  # with their banks now
 
     def where(key):
@@ -498,15 +517,6 @@ def _rope_sets_of(c: LLMConfig) -> tuple[list[float], list[int]]:
         return [], [-1] * c.layers
     thetas = list(dict.fromkeys(c.layer_theta(i) for i in range(c.layers)))
     return thetas, [thetas.index(c.layer_theta(i)) for i in range(c.layers)]
-
-
-def forward_syncs(config: LLMConfig, t: int) -> list[tuple[str, int]]:
-    """The buffer syncs ``forward()`` of ``templates/host.cpp.j2`` makes for a step of ``t`` tokens, in order, as
-    (direction, bytes): the embedded rows to the device, the step's cos and sin rows of every RoPE table, and
-    the last layer's output back (the whole ``t``-row buffer).  The end-to-end model prices these."""
-    c = config
-    rows = [("to_device", t * c.hidden * 4)] + [("to_device", t * c.head_dim * 4)] * (2 * len(_rope_sets_of(c)[0]))
-    return rows + [("from_device", t * c.hidden * 4)]
 
 
 def _entry(name: str, shape, hbm: str | None, dtype: str = "float32", **extra) -> dict:
@@ -800,5 +810,5 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
                               model.max_len, time.perf_counter() - t0, schedule, gen)
 
 
-__all__ = ["AcceleratorProject", "LayerVariant", "Port", "SCHEDULES", "build", "forward_syncs", "read_weights",
+__all__ = ["AcceleratorProject", "LayerVariant", "Port", "SCHEDULES", "build", "read_weights",
            "load_weights", "weight_manifest", "write_weights"]

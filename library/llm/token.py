@@ -473,13 +473,6 @@ def schedule_head(head, lanes: int = 1) -> sd.DataflowSchedule:
     return g
 
 
-<<<<<<< HEAD
-def device_head(config: LLMConfig, scheme: str = "fp32") -> sd.DataflowSchedule:
-    """The head the generate kernel runs (:mod:`.device`): :func:`schedule_head` of :func:`head_for` with as many
-    logits a step as a 512-bit word of f32 holds that divide the vocabulary."""
-    lanes = max(d for d in range(1, 17) if config.vocab % d == 0)
-    return schedule_head(head_for(config, scheme, lanes), lanes)
-=======
 def make_greedy_head(hidden: int, vocab: int, norm: str = "rmsnorm", eps: float = 1e-6, scheme: str = "fp32",
                      lanes: int = 1, chunk: int | None = None, halves: int = 1):
     """:func:`make_head` with the LM head and the argmax in one pipeline (:func:`make_greedy_lm_head`): the same
@@ -624,4 +617,3 @@ def _schedule_greedy(s: sd.Schedule, table: str, lanes: int, chunk: int, mac: st
         if not any("pipeline" in x.attrs or "unroll" in x.attrs for x in (lp, *parents)) and \
                 not any(isinstance(n, For) for b in lp.body for n in walk(b)):
             s.pipeline(s.loop(lp))
->>>>>>> issue-22-e2e
