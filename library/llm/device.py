@@ -203,7 +203,7 @@ def csim(folder, ids, n_new: int, account: bool = False, timeout: float = 3600.0
     compiled once into streamdsl's cache; bounded FIFOs, one thread a process) on its ``weights/`` files:
     the ids it generates for the prompt ``ids``.  With ``account``: (ids, {(function, loop): (entries, trips)}).
     Raises ``CSimError`` (g++ missing or failing, the launch failing) or ``DeadlockError``."""
-    from streamdsl.backend.hls.project import CSimError
+    from streamdsl.backend import CSimError
     from streamdsl.progress import run as run_with_progress
 
     folder = Path(folder)
@@ -237,7 +237,7 @@ def csim(folder, ids, n_new: int, account: bool = False, timeout: float = 3600.0
         r = run_with_progress([str(binary), str(folder / "weights"), str(int(n_new)), *(str(int(i)) for i in ids)],
                               desc=f"csim {tops[0].stem[3:]}", timeout=timeout, env=env)
         if r.returncode == 3 and "deadlock" in r.stderr:
-            from streamdsl.dfg.tokensim import DeadlockError
+            from streamdsl.dfg import DeadlockError
 
             raise DeadlockError(f"the C-simulation of '{src}' deadlocks: {r.stderr.strip()[:2000]}",
                                 hint="this is a streamdsl bug; please report it with the folder")

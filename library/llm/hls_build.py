@@ -65,8 +65,7 @@ import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 import streamdsl as sd
-from streamdsl.backend import OutputFolder, comment, md_code, plain_parts
-from streamdsl.backend.hls.project import write as write_hls
+from streamdsl.backend import OutputFolder, comment, md_code, plain_parts, write_hls_project
 from streamdsl.dfg import ITensor, Packing, pack, unpack
 from streamdsl.explorer import ExploreError
 from streamdsl import TensorType
@@ -798,7 +797,7 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
         try:
             for v in variants:
                 v.project.write(folder.sub(v.folder))
-            write_hls(gen.files, folder.sub("generate"))
+            write_hls_project(gen.files, folder.sub("generate"))
             bins = weight_files(model, manifest) if weights else {}
             folder.write({**files, **{f"weights/{f}": a for f, a in bins.items()}})
             wrote_weights = weights and model.weights is not None
