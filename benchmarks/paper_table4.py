@@ -11,16 +11,18 @@ The headline table (latency, TTFT, tok/s) is llm_perf's: the EXPLORED layer desi
 generate call, the prompt ids in and the generated ids out over PCIe, and on the card per step the embedding
 gather, every layer kernel in order and the device head (final norm, LM head, greedy argmax: token.device_head)
 when the step yields a token (assumptions printed with their sources; loading the xclbin and the weights and
-process start-up are not counted).  Two rows per size:
+process start-up are not counted).  Three rows per size:
 
 * emitted: the layer kernels `streamdsl llm build FAMILY --config full --quant w4a8 --max-len IN+OUT
   --prefill-len IN` writes (the explored decode layer, the default prefill layer) and its head: `emitted` true;
+* emitted, prefill "decode": the same build with `--prefill-len 1` (no prefill layer: the prompt goes through
+  the decode layers a token at a time): `emitted` true;
 * explored: the headline's explored layer design in the same kernel: `emitted` false (not what is written).
 
 Each model's decode layer is explored once: llm_perf's exploration of the packed linears is the build's, and the
 emitted row reuses it (it explores again only when llm_perf kept the unpacked decode layer).
 
---json FILE writes both rows of each model and size as a list of {"model", "in", "out", "design",
+--json FILE writes the three rows of each model and size as a list of {"model", "in", "out", "design",
 "decode_tps_end_to_end", "ttft_ms", "latency_ms", "hbm_roofline_tps", "fits", "emitted"}: hbm_roofline_tps is
 the board's HBM bandwidth over every weight a token reads (layers and LM head, W4A8); fits is true when both
 phases' layer kernels exist and they and the head fit the board together (each SLR less the platform's 10 %,
@@ -67,16 +69,19 @@ for name in MODELS:
         last = p
         # llm_perf's packed decode exploration is the build's: reused unless it kept the unpacked decode layer
         reuse = {lp.kind: lp.exploration for lp in p.layers} if p.pack in (True, "decode") else None
-        ends += [end_to_end(preset(name), "u55c", n_in, n_out, "w4a8", explored=reuse), explored_end_to_end(p)]
+        ends += [end_to_end(preset(name), "u55c", n_in, n_out, "w4a8", explored=reuse),
+                 end_to_end(preset(name), "u55c", n_in, n_out, "w4a8", prefill_len=1, explored=reuse),
+                 explored_end_to_end(p)]
     print("end to end (one generate kernel, one launch a call: ids over PCIe, per step the gather, every layer, the "
           "head):")
-    print(f"{'[in:out]':>10} {'design':>9} {'emitted':>8} {'tok/s e2e':>10} {'paper':>7} {'layers':>8} {'TTFT ms':>10} "
+    print(f"{'[in:out]':>10} {'design':>9} {'prefill':>7} {'emitted':>8} {'tok/s e2e':>10} {'paper':>7} {'layers':>8} {'TTFT ms':>10} "
           f"{'paper':>7} {'latency ms':>11} {'paper':>8} {'step ms':>8} {'head ms':>8} {'HBM roof':>9} {'% roof':>7} "
           f"{'fits':>5}")
-    for e in ends[-2 * len(SIZES):]:
+    for e in ends[-3 * len(SIZES):]:
         st = e.decode_step()
         pl, pt, ps = PAPER[(e.prompt, e.gen)] if name == "gpt2-medium" else ("-", "-", "-")
-        print(f"{f'[{e.prompt}:{e.gen}]':>10} {e.design:>9} {'yes' if e.emitted else 'no':>8} {e.tokens_per_s:>10.2f} "
+        print(f"{f'[{e.prompt}:{e.gen}]':>10} {e.design:>9} {e.prefill_len if e.prefill_len > 1 else 'decode':>7} "
+              f"{'yes' if e.emitted else 'no':>8} {e.tokens_per_s:>10.2f} "
               f"{ps:>7} {e.layer_tokens_per_s:>8.2f} {e.ttft_s * 1e3:>10.3f} {pt:>7} {e.latency_s * 1e3:>11.2f} "
               f"{pl:>8} {st.total_s * 1e3:>8.3f} {st.head_s * 1e3:>8.3f} {e.hbm_roofline_tps:>9.0f} "
               f"{100 * e.tokens_per_s / e.hbm_roofline_tps:>6.2f}% {'yes' if e.fits else 'NO':>5}")

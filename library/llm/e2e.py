@@ -271,7 +271,8 @@ class EndToEnd:
 
     def designs(self) -> dict:
         """Every kernel design the xclbin holds, by name (None: a missing prefill layer)."""
-        out = {f"{p}_{lp.kind}": d for lp in self.layers for p, d in (("decode", lp.decode), ("prefill", lp.prefill))}
+        out = {f"{p}_{lp.kind}": d for lp in self.layers for p, d in (("decode", lp.decode), ("prefill", lp.prefill))
+               if p == "decode" or self.prefill_len > 1}  # prefill_len 1: the prompt goes through the decode layers
         out["head"] = self.head
         return out
 
@@ -282,7 +283,8 @@ class EndToEnd:
 
     @property
     def fits(self) -> bool:
-        """Both phases present and every layer variant and the head on the board together, as the one kernel
+        """Both phases present (a prefill layer of ``prefill_len`` tokens, or with ``prefill_len`` 1 the prompt
+        through the decode layers) and every layer variant and the head on the board together, as the one kernel
         holds them (each SLR less the platform's share, within UG1393's guideline)."""
         f = self.fit()
         return f is not None and f.fits
@@ -290,6 +292,7 @@ class EndToEnd:
     def row(self) -> dict:
         """The row ``benchmarks/paper_table4.py --json`` writes."""
         return {"model": self.name, "in": self.prompt, "out": self.gen, "design": self.design,
+                "prefill_len": self.prefill_len, "build": self.build_command,
                 "decode_tps_end_to_end": self.tokens_per_s, "ttft_ms": self.ttft_s * 1e3,
                 "latency_ms": self.latency_s * 1e3, "hbm_roofline_tps": self.hbm_roofline_tps, "fits": self.fits,
                 "emitted": self.emitted}

@@ -34,7 +34,7 @@ from streamdsl.library.llm.perf import llm_perf
 from streamdsl.library.llm.token import device_head
 
 ROW_KEYS = {"model", "in", "out", "design", "decode_tps_end_to_end", "ttft_ms", "latency_ms", "hbm_roofline_tps",
-            "fits", "emitted"}
+            "fits", "emitted", "prefill_len", "build"}
 
 
 @pytest.fixture(scope="module")
@@ -210,6 +210,16 @@ def test_rows_have_the_schema(e2e):
         assert close(row["decode_tps_end_to_end"], e.tokens_per_s) and close(row["ttft_ms"], e.ttft_s * 1e3)
         assert close(row["latency_ms"], e.call().total_s * 1e3)
         assert row["fits"] == fit_designs(e.designs(), e.board).fits
+
+
+def test_without_a_prefill_layer_the_prompt_goes_through_the_decode_layers():
+    """--prefill-len 1: no prefill layer in the kernel; the prompt is one decode step a token, and fits asks about
+    the decode layers and the head only."""
+    e = end_to_end(tiny("llama"), prompt=8, gen=4, quant="w4a8", prefill_len=1)
+    assert e.prefill_len == 1 and e.plan.prefill_steps == 0 and e.plan.prompt_decode_steps == 8
+    assert sorted(e.designs()) == ["decode_full_attention", "head"] and "--prefill-len 1" in e.build_command
+    assert close(e.prompt_steps().layers_s, 8 * e.step(1, head=False).layers_s)
+    assert e.fits == fit_designs(e.designs(), e.board).fits and e.row()["prefill_len"] == 1
 
 
 def test_bad_arguments_are_llm_errors():
