@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ..cost.model import estimate as estimate_kernel
 from ..ir.nodes import Kernel
 from ..sched.schedule import Schedule, Step
-from .recipes import BINDERS, OPERATOR_MOVES, apply_recipe, splittable
+from .recipes import BINDERS, OPERATOR_MOVES, apply_recipe, recipe_from, splittable
 
 KEPT = 4096  # entries each cache holds; the oldest go first (the interning table is dropped whole past it)
 
@@ -53,6 +53,8 @@ class Search:
     def __init__(self, kept: int = KEPT):
         self.kept = kept
         self._recipes: OrderedDict[tuple, _Recipe] = OrderedDict()  # (kernel IR, reorder, u, split), by value
+        self._fronts: OrderedDict[tuple, tuple] = OrderedDict()  # (kernel IR, reorder, split), by value -> (IR,
+        # trace steps) of its recipe before the factor (recipes.recipe_from)
         self._one_of: dict[Kernel, Kernel] = {}  # scheduled IR -> the first equal object
         self._moved: OrderedDict[tuple, tuple] = OrderedDict()  # (id of an IR, move) -> (IR, IR after, steps, done)
         self._estimates: OrderedDict[tuple, KernelEstimate | None] = OrderedDict()  # (kernel, reorder, u, moves,
@@ -61,12 +63,13 @@ class Search:
 
     def clear(self) -> None:
         """Forget every recipe, move, estimate and interned IR."""
-        for cache in (self._recipes, self._one_of, self._moved, self._estimates, self._splittable):
+        for cache in (self._recipes, self._fronts, self._one_of, self._moved, self._estimates, self._splittable):
             cache.clear()
 
     def entries(self) -> int:
         """How many recipes, moves, estimates and interned IRs it remembers."""
-        return sum(len(c) for c in (self._recipes, self._one_of, self._moved, self._estimates, self._splittable))
+        return sum(len(c) for c in (self._recipes, self._fronts, self._one_of, self._moved, self._estimates,
+                                      self._splittable))
 
     def __repr__(self) -> str:
         return (f"<Search: {len(self._recipes)} recipe(s), {len(self._estimates)} estimate(s), "
@@ -83,12 +86,17 @@ class Search:
             self._recipes.move_to_end(key)
             s.restore(hit.ir, hit.steps)
             return hit.lanes
-        got = apply_recipe(s, reorder, u, split)
-        if fresh:
-            s.restore(self._one(s.ir), s.trace.steps)
-            self._recipes[key] = _Recipe(s.ir, tuple(s.trace.steps), got)
-            while len(self._recipes) > self.kept:
-                self._recipes.popitem(last=False)
+        if not fresh:
+            return apply_recipe(s, reorder, u, split)
+        fkey = (s.ir, reorder, split)  # the recipe up to its factor is the same for every factor
+        got, front = recipe_from(s, reorder, u, split, self._fronts.get(fkey))
+        self._fronts[fkey] = front
+        self._fronts.move_to_end(fkey)
+        s.restore(self._one(s.ir), s.trace.steps)
+        self._recipes[key] = _Recipe(s.ir, tuple(s.trace.steps), got)
+        for cache in (self._recipes, self._fronts):
+            while len(cache) > self.kept:
+                cache.popitem(last=False)
         return got
 
     def move(self, s: Schedule, move: str) -> int:
