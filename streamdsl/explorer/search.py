@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from ..cost.model import estimate as estimate_kernel
+from ..cost.model import as_board
+from ..dfg.timing import kernel_report
 from ..ir.nodes import Kernel
 from ..sched.schedule import Schedule, Step
 from .recipes import BINDERS, OPERATOR_MOVES, apply_recipe, recipe_from, splittable
@@ -144,8 +145,9 @@ class Search:
         if "split" not in moves or self.splittable(kernel, reorder):
             s = Schedule(kernel)
             lanes = self.apply_recipe(s, reorder, u, "split" in moves)
-            if all(BINDERS[m](s) for m in OPERATOR_MOVES if m in moves):
-                rep = estimate_kernel(s.ir, board_name, clock)
+            # the moves and the report as a design built of this kernel has them (one IR object, one cost-model run)
+            if all(self.move(s, m) for m in OPERATOR_MOVES if m in moves):
+                rep = kernel_report(s.ir, as_board(board_name, clock), clock)
                 got = KernelEstimate(int(rep.cycles), dict(rep.resources), lanes)
         self._estimates[key] = got
         if len(self._estimates) > self.kept:
