@@ -345,7 +345,7 @@ def walk(node) -> Iterator:
     """Pre-order traversal of ``node`` and everything under it.
 
     Every pass over the IR (verification, the cost model, the explorer) walks it, the same loops many times
-    over: a loop's or a branch's nodes are remembered per object (:data:`_SUBTREES`; nodes are immutable, and
+    over: a statement's nodes are remembered per object (:data:`_SUBTREES`; nodes are immutable, and
     a primitive's copy-on-write result shares the loops it did not change), and anything else is walked with
     an explicit stack (a ``yield from`` per level made each node cost a generator frame per ancestor)."""
     if isinstance(node, Kernel):
@@ -367,16 +367,16 @@ def _walk_stack(node) -> Iterator:
 
 
 def _subtree(node) -> tuple:
-    """``node`` and everything under it, in pre-order (the loops and branches inside from their own entries)."""
+    """``node`` and everything under it, in pre-order (the statements inside from their own entries)."""
     out = [node]
     for kid in _children_list(node):
         out.extend(_SUBTREES(kid) if isinstance(kid, _COMPOUND) else _walk_stack(kid))
     return tuple(out)
 
 
-_COMPOUND = (For, If)
-# loop or branch -> its nodes in pre-order; an entry keeps its node alive, the least recently used go first
-_SUBTREES = IdentityMemo(_subtree, 8192)
+_COMPOUND = Stmt  # every statement: the rules of the cost model walk a loop body statement by statement
+# statement -> its nodes in pre-order; an entry keeps its node alive, the least recently used go first
+_SUBTREES = IdentityMemo(_subtree, 16384)
 
 
 def _written_params(k: Kernel) -> tuple[str, ...]:
