@@ -517,7 +517,8 @@ class DataflowEmitter:
                 execs[id(m)] = scope.fresh(f"x_{cname(m.stream)}")
                 tables.append(f"static const int {tab}[{len(m.counts)}] = {{{', '.join(map(str, m.counts))}}};")
                 execs[id(m), "table"] = tab
-        windows = {p for e in in_edges for p in n.ports[e] if _shape_of(proc, p) != _param_shape(k, p)}
+        windows = list(dict.fromkeys(p for e in in_edges for p in n.ports[e]  # in port order: the file is the same
+                                     if _shape_of(proc, p) != _param_shape(k, p)))  # whatever the hash seed
 
         def on_move(s: StreamMove, depth: int, inpipe: bool) -> None:
             f = fifos[s.stream]
@@ -592,7 +593,7 @@ class DataflowEmitter:
         for key, var in execs.items():
             if isinstance(key, int):
                 em.emit(f"int {var} = 0;", 1)
-        for p in [p for p in windows]:
+        for p in windows:
             em.emit(f"// {c(p)}: a one-token window (every step reads only the token it has just read)", 1)
         em.body(proc.body, 1)
         code.lines += em.lines
