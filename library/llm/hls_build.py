@@ -403,21 +403,31 @@ def _plan_banks(model, variants: list[LayerVariant], board, extra: dict[str, int
                     need[key] = need.get(key, 0) + layers * p.nbytes
             else:  # activations: two of each per variant
                 need[key] = need.get(key, 0) + 2 * p.nbytes
-    order = [SHARED] + [k for k in dict.fromkeys([*keys.values(), *(extra or {})]) if k != SHARED]
+    order = [k for k in [SHARED] + [k for k in dict.fromkeys([*keys.values(), *(extra or {})]) if k != SHARED]
+             if k in need]
+    width = {k: max(1, -(-(need[k] + need[k] // 32) // bank_bytes)) for k in order}  # 3 % headroom for alignment
+    folded: list[str] = []
+    if sum(width.values()) > n_banks:
+        # More ports with channels of their own than banks: the ranges of several banks (and the shared one)
+        # stay ranges; the one-bank ports share the banks left, one each in port order, round the banks in turn.
+        folded = [k for k in order if k != SHARED and width[k] == 1]
     banks, nxt = {}, 0
     for key in order:
-        if key not in need:
-            continue
-        n = max(1, -(-(need[key] + need[key] // 32) // bank_bytes))  # 3 % headroom for allocation alignment
-        banks[key] = (nxt, nxt + n - 1)
-        nxt += n
-    if nxt > n_banks:
+        if key not in folded:
+            banks[key] = (nxt, nxt + width[key] - 1)
+            nxt += width[key]
+    if nxt > n_banks or (folded and nxt == n_banks):
         detail = ", ".join(f"{k} {b[1] - b[0] + 1}" for k, b in banks.items())
         raise LLMError(f"the weights and caches need {nxt} HBM banks of {bank_bytes >> 20} MiB; the {sd.board(board).name} has "
                        f"{n_banks} ({detail})", user_loc(),
                        hint="use a smaller max_len, or fewer layers; fp32 weights of this model do not fit")
+    for j, key in enumerate(folded):
+        b = nxt + j % (n_banks - nxt)
+        banks[key] = (b, b)
     load = [0.0] * n_banks  # bytes in each bank: a range's spread evenly over its banks
     for key, (lo, hi) in banks.items():
+        if key not in need:
+            continue
         for b in range(lo, hi + 1):
             load[b] += need[key] / (hi - lo + 1)
     for j, (key, nbytes) in enumerate((spread or {}).items()):

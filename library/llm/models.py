@@ -145,6 +145,7 @@ class LLM:
                     g.stream(e, tile=(1, ty.shape[1]))
                 elif ty.rank == 3:  # per-head tensors and KV caches: one head at a time
                     g.stream(e, tile=(1,) + ty.shape[1:])
+            self._rows_over_one_port(g)
             self._store_new_rows(g)
             if t != 1:
                 self._share_buffers(g, decode if decode is not None else self.schedule(1, kind))
@@ -165,6 +166,17 @@ class LLM:
         if key not in self._schedules:
             self._schedules[key] = (sd.explore(self, board, t=1, kind=kind).best.schedule, None)
         return self._schedules[key][0]
+
+    def _rows_over_one_port(self, g) -> None:
+        """The residual stream in and out (the layer's first parameter and result) and the RoPE rows lie in DRAM
+        as plain rows over one port each: the generate kernel gathers the embedding rows into the one, the next
+        layer reads the other as its input, the head reads the last row, and the RoPE rows are read in place at
+        the step's position in the tables (:mod:`.device`)."""
+        ir = g.graph.ir
+        names = [ir.params[0].name, *(p.name for p in ir.params if p.name in ("cos", "sin")),
+                 next(iter(g.graph.outputs))]
+        for name in names:
+            g.ports(g.edge(name), 1)
 
     def _store_new_rows(self, g) -> None:
         """The layer's new keys and values (its 2nd and 3rd results) go into its caches (its rank-3

@@ -179,6 +179,22 @@ def test_the_emitted_files_do_not_depend_on_the_hash_seed():
     assert len(digests) == 1
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["gpt2-medium", "qwen2.5-0.5b", "llama-3.2-1b", "gemma-3-1b"])
+def test_the_full_size_projects_build(name, tmp_path):
+    """What `streamdsl llm build FAMILY --config full --quant w4a8` writes, for the four models the end-to-end rows
+    call emitted: every buffer of the generate kernel on one of the 32 banks (ports with channels of their own
+    share banks round the banks when they outnumber them), the residual stream as plain rows over one port."""
+    from streamdsl.library.llm.config import preset
+
+    m = models.model(preset(name), max_len=64, quant="w4a8")
+    prj = m.build("hls", output=tmp_path / "p", prefill_len=32, weights=False)
+    banks = [a.banks for a in prj.generate.args if not a.scalar]
+    assert all(b is not None and 0 <= b[0] <= b[1] < 32 for b in banks)
+    cfg = (tmp_path / "p" / "link.cfg").read_text()
+    assert cfg.count("sp=") == len(banks) and f"nk={prj.generate.kernel}:1:" in cfg
+
+
 def test_the_project_is_deterministic(built, tmp_path):
     m, prj, _ = built["gemma3"]
     again = m.build("hls", output=None, prefill_len=PROMPT_LEN, schedule="default")
