@@ -311,6 +311,9 @@ class EndToEnd:
             "keys past the valid ones masked (constant trips, as the emitted layer runs)",
             "TTFT counts one sync of the first id back, as if read when written (the host reads every id after "
             "the call)",
+            "every DMA the timing model gave channels of its own has its own HBM bank while they fit the board's; "
+            "past that the build puts ports one to a bank round the banks (in port order), and DMAs that run at "
+            "once on one bank would share its bandwidth: not priced",
             "not counted: loading the xclbin, the weights, the caches' zeroing and the RoPE tables (once, before "
             "the first call); process start-up",
         ]
