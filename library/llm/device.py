@@ -394,8 +394,7 @@ def render(model, variants, head: HeadKernel, args: list[GenArg], prefill_len: i
         scale=_c_float(c.embed_scale) if c.embed_scale != 1.0 else None,
         buffers=buffers, args=args, calls=calls, head=dict(kernel=head.kernel, args=_head_call(head)),
         params=", ".join(a.cdecl for a in args),
-        buffer_params=", ".join(a.cdecl.replace("const sd::word", "sd::word") if a.role in ("act",) else a.cdecl
-                                for a in buffers if a.role not in ("embed", "pos_embed", "tok", "prompt", "out")
+        buffer_params=", ".join(a.cdecl for a in buffers if a.role not in ("embed", "pos_embed", "tok", "prompt", "out")
                                 and not a.name.startswith("head_")),
         buffer_names=", ".join(a.name for a in buffers if a.role not in ("embed", "pos_embed", "tok", "prompt", "out")
                                and not a.name.startswith("head_")),

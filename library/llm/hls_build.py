@@ -514,11 +514,8 @@ def _generate(model, variants: list[LayerVariant], prefill_len: int, board) -> d
 
 # ------------------------------------------------------------------------------------- weights
 def _rope_sets(model) -> tuple[list[float], list[int]]:
-    return _rope_sets_of(model.config)
-
-
-def _rope_sets_of(c: LLMConfig) -> tuple[list[float], list[int]]:
     """The distinct RoPE thetas (in layer order) and each layer's index into them (empty without RoPE)."""
+    c = model.config
     if c.rope_theta is None:
         return [], [-1] * c.layers
     thetas = list(dict.fromkeys(c.layer_theta(i) for i in range(c.layers)))
@@ -710,11 +707,6 @@ def _tied_in(folder) -> bool:
 
 
 # ---------------------------------------------------------------------------------- rendering
-def _c_float(x: float) -> str:
-    r = repr(float(np.float32(x)))
-    return (r if ("e" in r or "." in r) else r + ".0") + "f"
-
-
 def _host_context(model, gen: device.GenerateKernel) -> dict:
     index = {a.name: a.index for a in gen.args}
     return dict(vocab=model.config.vocab, kernel=gen.kernel, scheme=gen.head.scheme, args=gen.args,
