@@ -36,13 +36,13 @@ The package, by job: :mod:`.recipes` (the primitives a kernel is given), :mod:`.
 identity rule they keep), :mod:`.evaluation` (one design built and modeled), :mod:`.strategies` (how the
 unroll budget is shared), :mod:`.driver` (:func:`explore` and its :class:`Exploration`).
 """
-from .driver import Explorable, Exploration, ExploreError, explore
+from .driver import UTIL, Explorable, Exploration, ExploreError, explore
 from .evaluation import HEADER, Tried, commit, evaluate
 from .recipes import apply_recipe
 from .search import SEARCH, KernelEstimate, Search
 from .space import Config, build_design, size_for_board
 from .strategies import Allocation, Room
 
-__all__ = ["Allocation", "Config", "Explorable", "Exploration", "ExploreError", "HEADER", "KernelEstimate", "Room",
+__all__ = ["UTIL", "Allocation", "Config", "Explorable", "Exploration", "ExploreError", "HEADER", "KernelEstimate", "Room",
            "SEARCH", "Search", "Tried", "apply_recipe", "build_design", "commit", "evaluate", "explore",
            "size_for_board"]

@@ -56,6 +56,7 @@ def _design_of(design, t: int, kind) -> tuple[DataflowFunction, DataflowSchedule
                        caller_loc(), hint="sd.explore(sd.schedule(my_dataflow)) or sd.explore(llm_model)")
 
 
+UTIL = 0.85  # explore's default share of each resource of the board (UG1393's guideline caps it lower)
 WIDTH = 100  # a terminal's width: a row's last column ("why") is wrapped on the lines under it
 
 
@@ -120,10 +121,11 @@ class _Run:
     tried: list[Tried] = field(default_factory=list)
     seen: Seen = field(default_factory=Seen)
     estimates: dict = field(default_factory=dict)  # (task, reorder, factor, moves) -> KernelEstimate | None
+    beside: dict = field(default_factory=dict)  # name -> DesignPerf: the device's other kernels
 
     def evaluate(self, cfg: Config, label: str, space: str, why: str) -> Tried:
         r = evaluate(self.fn, cfg, self.board, self.clock, self.bits, self.given, label, space, why, self.seen,
-                     self.search)
+                     self.search, self.beside)
         self.progress.set_postfix_str(f"{r.label}: {r.perf.cycles if r.perf else '-'} cycles")
         self.progress.update(1)
         self.tried.append(r)
@@ -139,15 +141,21 @@ class _Run:
 
 
 def explore(design, board="u55c", budget: int | None = None, *, clock_mhz: float | None = None,
-            bits: dict | None = None, util: float = 0.85, t: int = 1, kind=None, checkpoints: int = 2,
-            fusion: bool = True, base_config: Config | None = None, search: Search | None = None) -> Exploration:
+            bits: dict | None = None, util: float = UTIL, t: int = 1, kind=None, checkpoints: int = 2,
+            fusion: bool = True, base_config: Config | None = None, search: Search | None = None,
+            beside: dict[str, DesignPerf] | None = None, reserve: dict[str, float] | None = None) -> Exploration:
     """Explore tiling, fusion and resource allocation of ``design`` (a ``DataflowSchedule``, an ``@sd.dataflow``
     function or an :class:`Explorable`, given ``t`` and ``kind``) on ``board``.
 
     ``budget``: the overall unroll budget (sum of the kernels' unroll factors; default: as far as ``util`` of
     the board's DSP/LUT/FF allows).  ``bits``: stored widths of tensors for DMA traffic (``{"w_fc": 4}``).
     ``checkpoints``: the heap's last allocations tried; ``fusion=False``: one region, no resource step;
-    ``base_config``: the one factor-1 design to start from; ``search``: the caches (:data:`.search.SEARCH`)."""
+    ``base_config``: the one factor-1 design to start from; ``search``: the caches (:data:`.search.SEARCH`).
+    The kernels widen within ``util`` of each resource of the board and at most UG1393's guideline for it (LUT
+    70 %, FF 50 %, DSP/BRAM/URAM 80 %: what :func:`~streamdsl.perf.fit_designs` checks), less what the device's
+    other kernels take: ``beside`` (name -> their modeled designs: a design fits only when it fits the device
+    together with them, :func:`.evaluation.placed_beside`) and ``reserve`` (resource -> amount, for kernels
+    not designed yet)."""
     b = get_board(board)
     clock = float(clock_mhz or b.clock_mhz)
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
@@ -156,14 +164,18 @@ def explore(design, board="u55c", budget: int | None = None, *, clock_mhz: float
     fn, given, name = _design_of(design, t, kind)
     pb = bar(total=(1 if base_config else 2) + checkpoints + 1 + (4 if fusion else 0), desc=f"explore {name}",
              unit="design")
-    run = _Run(fn, given, name, b, clock, bits, SEARCH if search is None else search, pb)
+    run = _Run(fn, given, name, b, clock, bits, SEARCH if search is None else search, pb, beside=dict(beside or {}))
+    reserve = dict(reserve or {})
+    for p in run.beside.values():
+        for r, v in p.total.items():
+            reserve[r] = reserve.get(r, 0) + v
     try:
         default = None
         if given is not None:
             default = model_design(given, b, clock, bits, name="default")
             run.tried.append(Tried("default", "as given", Config(tile=False, reorder=False), default,
                                    "the schedule as given" + ("" if default.fits else ": " + "; ".join(default.problems))))
-        best = _unrolled(run, _start(run, base_config), budget, util, checkpoints)
+        best = _unrolled(run, _start(run, base_config), budget, util, checkpoints, reserve)
         committed: dict[int, DesignPerf] = {}  # tried designs already sized for the board, by id
         if fusion:
             best = _fused(run, best)
@@ -210,12 +222,13 @@ class _Kernels:
         return sum(self.est(tk, a.factors[tk], a.moves_of(tk)).cycles for tk in self.tasks)
 
 
-def _unrolled(run: _Run, start: Tried, budget: int | None, util: float, checkpoints: int) -> Tried:
+def _unrolled(run: _Run, start: Tried, budget: int | None, util: float, checkpoints: int,
+              reserve: dict[str, float]) -> Tried:
     """The strategies' allocations from ``start``, each built and simulated; the fastest that fits (or ``start``)."""
     tasks = list(run.fn.graph.tasks)
     est = functools.partial(run.kernel, reorder=start.cfg.reorder)
     ks = _Kernels(tasks, {tk: est(tk, 1) for tk in tasks}, est, budget if budget is not None else 1 << 30)
-    room = Room.beside(start.perf, ks.at_one, run.board, util)
+    room = Room.beside(start.perf, ks.at_one, run.board, util, reserve)
     heap = unroll_by_heap(tasks, ks.at_one, est, room, ks.cap_u)
     picks = heap[-checkpoints:] if len(heap) > checkpoints else heap
     gain = ks.by_gain(room)
@@ -302,7 +315,7 @@ def _prefetched(run: _Run, best: Tried, committed: dict[int, DesignPerf]) -> Tri
                 continue
             r.why += f"; FIFO/converter memory {r.perf.onchip_bytes / 2**20:.1f} MiB"
             if r.perf.fits:  # as it will be built: the board-sized FIFOs pinned
-                q = commit(r.perf, run.bits, frac)
+                q = commit(r.perf, run.bits, frac, run.beside)
                 r.perf = q
                 if q.fits:
                     committed[id(r)] = q
@@ -317,7 +330,7 @@ def _as_built(run: _Run, best: Tried, committed: dict[int, DesignPerf]) -> Tried
     """The fastest design that fits with its board-sized FIFOs pinned (they may outgrow the board), starred."""
     if best.perf.fits:
         for r in sorted((r for r in run.tried if r.perf is not None and r.perf.fits), key=lambda r: r.perf.cycles):
-            q = committed.get(id(r)) or commit(r.perf, run.bits, r.cfg.prefetch)
+            q = committed.get(id(r)) or commit(r.perf, run.bits, r.cfg.prefetch, run.beside)
             if q.fits:
                 r.perf = q
                 best = r

@@ -9,6 +9,7 @@ from ..boards import board as get_board
 from ..dfg.dfschedule import DataflowSchedule
 from ..dfg.fifo import design_depths
 from ..errors import StreamDSLError
+from ..perf.fit import fit_designs
 from ..perf.model import DesignPerf, model_design
 from .search import Search
 from .space import Config, build_design, dma_caps, size_for_board
@@ -61,10 +62,10 @@ def _also(why: str, more: str) -> str:
 
 
 def evaluate(fn, cfg: Config, board, clock_mhz, bits, base=None, label="", space="", why="",
-             seen: Seen | None = None, search: Search | None = None) -> Tried:
+             seen: Seen | None = None, search: Search | None = None, beside: dict | None = None) -> Tried:
     """Build one candidate and model it at depths sized for the board timing (not yet pinned in the schedule).
     ``seen``: the designs already modeled in this exploration; ``search``: what remembers the kernel recipes
-    (:data:`.search.SEARCH`)."""
+    (:data:`.search.SEARCH`); ``beside``: the designs that share the device with it (:func:`placed_beside`)."""
     b = get_board(board)
     try:
         g = build_design(fn, cfg, base, cap_bytes=int(0.9 * b.onchip_bytes), search=search)
@@ -75,12 +76,12 @@ def evaluate(fn, cfg: Config, board, clock_mhz, bits, base=None, label="", space
         timing, low = g.timing(b, clock_mhz, bits), g.lowered()
         depths = design_depths(timing.task_list, timing.edges, low.fifos,
                                pinned=dma_caps(low, cfg.prefetch, timing)).depths
-        p = model_design(g, b, clock_mhz, bits, depths=depths, name=label)
+        p = placed_beside(model_design(g, b, clock_mhz, bits, depths=depths, name=label), beside)
     except StreamDSLError as err:
         return Tried(label, space, cfg, None, f"refused: {err.message}")
     if p.sim is None and cfg.bundle and g.bundles():  # a kernel held up by a later kernel's bundled input
         return evaluate(fn, dataclasses.replace(cfg, bundle=False), board, clock_mhz, bits, base, label, space,
-                        _also(why, "the bundle deadlocked: each input its own DMA"), seen, search)
+                        _also(why, "the bundle deadlocked: each input its own DMA"), seen, search, beside)
     if not p.fits:
         why = _also(why, "; ".join(p.problems))
     r = Tried(label, space, cfg, p, why)
@@ -89,11 +90,22 @@ def evaluate(fn, cfg: Config, board, clock_mhz, bits, base=None, label="", space
     return r
 
 
-def commit(p: DesignPerf, bits=None, prefetch: float = 0) -> DesignPerf:
+def commit(p: DesignPerf, bits=None, prefetch: float = 0, beside: dict | None = None) -> DesignPerf:
     """Pin the board-sized FIFO depths into the design's schedule and model it as it will be built."""
     g = p.schedule
     size_for_board(g, p.board, p.clock_mhz, bits, prefetch)
-    return model_design(g, p.board, p.clock_mhz, bits, name=p.name)
+    return placed_beside(model_design(g, p.board, p.clock_mhz, bits, name=p.name), beside)
 
 
-__all__ = ["HEADER", "Seen", "Tried", "commit", "evaluate"]
+def placed_beside(p: DesignPerf, beside: dict | None) -> DesignPerf:
+    """``p``, with a problem when it does not fit the device together with ``beside`` (name -> modeled design:
+    the other kernels of the same xclbin), as :func:`~streamdsl.perf.fit_designs` places them (every SLR within
+    UG1393's guideline)."""
+    if beside and p.fits:
+        fit = fit_designs({**beside, p.name or "design": p}, p.board)
+        if not fit.fits:
+            p.problems.append(f"does not fit beside {', '.join(beside)}: " + "; ".join(fit.problems))
+    return p
+
+
+__all__ = ["HEADER", "Seen", "Tried", "commit", "evaluate", "placed_beside"]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ..boards import RESOURCES, Board
+from ..perf.fit import GUIDELINE
 from .recipes import MOVES, OPERATOR_MOVES
 from .search import KernelEstimate
 
@@ -48,7 +49,8 @@ class Allocation:
 class Room:
     """What a layer's kernels may take of the board: ``limit`` of each resource in all, ``slr_limit`` for one
     kernel (it sits on one SLR), beside ``rest``, what the design holds besides the kernels' own logic
-    (DMAs, FIFOs, converters, the FIFO memory of each kernel)."""
+    (DMAs, FIFOs, converters, the FIFO memory of each kernel) and what other kernels of the same device hold
+    (the ``reserve`` of :meth:`beside`)."""
 
     rest: dict[str, float]
     limit: dict[str, float]
@@ -56,17 +58,24 @@ class Room:
     util: float = 0.85  # the fraction of the board the limits stand for (for the messages)
 
     @classmethod
-    def beside(cls, perf, start: dict[str, KernelEstimate], board: Board, util: float) -> "Room":
-        """The room ``perf`` (a design at factors 1) leaves its kernels (``start``: their estimates there)."""
+    def beside(cls, perf, start: dict[str, KernelEstimate], board: Board, util: float,
+               reserve: dict[str, float] | None = None) -> "Room":
+        """The room ``perf`` (a design at factors 1) leaves its kernels (``start``: their estimates there):
+        each resource at ``util`` of the board and at most UG1393's guideline for it (:data:`GUIDELINE`: past
+        it a design does not close timing, so :func:`~streamdsl.perf.fit_designs` says it does not fit), less
+        ``reserve``, what the device's other kernels hold beside this design."""
         rest = dict(perf.total)
+        for r, v in (reserve or {}).items():
+            rest[r] = rest.get(r, 0) + v
         for tk in start:
             for r in RESOURCES:
                 rest[r] -= perf.nodes[tk].resources.get(r, 0)
         for tk in start:  # keep the memory the FIFOs of each kernel hold
             for r in ("bram", "uram"):
                 rest[r] += perf.nodes[tk].resources.get(r, 0) - start[tk].resources.get(r, 0)
-        return cls(rest, {r: util * board.total[r] for r in RESOURCES},  # partitioned arrays take BRAM banks
-                   {r: util * max(sl[r] for sl in board.slrs) for r in RESOURCES}, util)
+        share = {r: min(util, GUIDELINE[r]) for r in RESOURCES}
+        return cls(rest, {r: share[r] * board.total[r] for r in RESOURCES},  # partitioned arrays take BRAM banks
+                   {r: share[r] * max(sl[r] for sl in board.slrs) for r in RESOURCES}, util)
 
     def scaled(self, share: float) -> "Room":
         """The same room with the board's totals at ``share`` of the limit (the SLR limit kept)."""
@@ -114,7 +123,8 @@ def unroll_by_heap(tasks: list[str], start: dict[str, KernelEstimate], est: Esti
             out.append(Allocation(total_u, dict(u), f"budget reached at {tk} (u {u[tk]} -> {nu} would exceed it)"))
             break
         if any(v > room.limit[r] for r, v in room.used({**cur, tk: new}).items()):
-            full = f"board full at {tk} (u {u[tk]} -> {nu} would exceed {room.util:.0%} of it)"
+            full = (f"board full at {tk} (u {u[tk]} -> {nu} would exceed its room: {room.util:.0%} of the board, "
+                    "UG1393's guideline at most)")
             continue  # this kernel is done; a cheaper one may still widen
         total_u += nu - u[tk]
         u[tk], cur[tk] = nu, new

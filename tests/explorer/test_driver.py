@@ -76,3 +76,30 @@ def test_the_old_target_keyword_still_works_with_a_warning():
     with pytest.warns(DeprecationWarning, match="explore\\(target=...\\) is now explore\\(design=...\\)"):
         ex = sd.explore(target=sd.schedule(pipe), budget=4)
     assert ex.best.fits
+
+
+def _holding(lut_share: float):
+    """A stand-in for another design on the device: one kernel an SLR holding ``lut_share`` of its guideline LUTs."""
+    from types import SimpleNamespace
+
+    from streamdsl.boards import RESOURCES
+    from streamdsl.perf import GUIDELINE
+
+    b = sd.board("u55c")
+    nodes = {f"k{s}": {**{r: 0 for r in RESOURCES}, "lut": int(lut_share * GUIDELINE["lut"] * sl["lut"])}
+             for s, sl in enumerate(b.slrs)}
+    return SimpleNamespace(plan=SimpleNamespace(nodes=nodes, links=[]),
+                           total={r: sum(n[r] for n in nodes.values()) for r in RESOURCES})
+
+
+def test_a_design_explored_beside_others_fits_the_device_with_them():
+    from streamdsl.perf import fit_designs
+
+    other = _holding(0.95)
+    ex = sd.explore(sd.schedule(pipe), "u55c", beside={"other": other})
+    assert fit_designs({"other": other, "mine": ex.best}, "u55c").fits
+    alone = sd.explore(sd.schedule(pipe), "u55c")
+    lut = lambda d: d.total["lut"]  # noqa: E731
+    assert lut(ex.best) <= lut(alone.best)  # the room it had was the 5 % the other left of each SLR
+    with pytest.raises(ExploreError, match="does not fit beside other"):
+        sd.explore(sd.schedule(pipe), "u55c", beside={"other": _holding(1.0)})  # no room at all

@@ -81,3 +81,21 @@ def test_a_room_scaled_keeps_one_kernels_slr_limit():
     assert room.used({"a": old, "b": KernelEstimate(1, {"lut": 500}, 1)}) == now
     assert not room.on_one_slr(KernelEstimate(1, {"lut": 450}, 1))  # one kernel past one SLR's 400
     assert not room.over(now, old, KernelEstimate(1, {"lut": 400}, 1)) and room.over(now, old, KernelEstimate(1, {"lut": 401}, 1))
+
+
+def test_the_room_is_ug1393s_guideline_less_what_the_device_holds_beside():
+    """Kernels widen only as far as a design can still close timing (LUT 70 %, FF 50 %, DSP/BRAM/URAM 80 % of the
+    board, what fit_designs checks), whatever util asks, and less what other kernels of the device hold."""
+    from types import SimpleNamespace
+
+    from streamdsl.perf import GUIDELINE
+
+    b = __import__("streamdsl").board("u55c")
+    zero = {r: 0 for r in GUIDELINE}
+    perf = SimpleNamespace(total=dict(zero), nodes={})
+    room = Room.beside(perf, {}, b, util=0.85)
+    assert room.limit["lut"] == 0.70 * b.total["lut"] and room.limit["ff"] == 0.50 * b.total["ff"]
+    assert room.limit["dsp"] == 0.80 * b.total["dsp"]  # the guideline, under util's 85 %
+    assert Room.beside(perf, {}, b, util=0.6).limit["dsp"] == 0.6 * b.total["dsp"]  # util, under the guideline
+    held = Room.beside(perf, {}, b, util=0.85, reserve={"lut": 1000.0})
+    assert held.used({})["lut"] == 1000.0 and held.used({})["ff"] == 0
