@@ -41,12 +41,14 @@ table's bytes over the whole HBM bandwidth (1.31x for GPT-2, whose 50,257 rows d
 """
 from __future__ import annotations
 
+import functools
+
 import streamdsl as sd
 from streamdsl import board as get_board
 from streamdsl import f32, i8, i32, u32, u64
 from streamdsl.explorer import apply_recipe
 from streamdsl.ir import CallKernel, For, Load, loops_with_parents, walk
-from streamdsl.perf import GUIDELINE
+from streamdsl.perf import GUIDELINE, model_design
 
 from ._checks import divides, fail, named, sizes
 from .blocks import default_schedule
@@ -65,7 +67,7 @@ PHILOX_ROUNDS = 10
 TWO_M24 = 2.0**-24  # a 24-bit integer times this is an f32 in [0, 1), exactly
 TABLE_FIFO_DEPTH = 2  # tokens (table rows) between the table's DMA and the LM head: a double buffer
 
-__all__ = ["LOWEST", "NORMS", "SCHEMES", "device_head", "embedding_for", "head_chunk", "head_for", "head_lanes",
+__all__ = ["LOWEST", "NORMS", "SCHEMES", "device_head", "embedding_for", "device_head_chunk", "head_chunk", "head_for", "head_lanes",
            "make_argmax_stream", "make_embedding", "make_gemma_embedding", "make_gpt2_embedding",
            "make_greedy_head", "make_greedy_lm_head", "make_head", "make_lm_head_q", "make_philox", "make_sampler",
            "schedule_head"]
@@ -516,44 +518,70 @@ def head_lanes(config: LLMConfig, board="u55c") -> int:
 
 
 def head_chunk(config: LLMConfig, scheme: str, board="u55c") -> int:
-    """Values of a table row a lane takes a cycle: one bus word's (512 // bits: 128 int4, 64 int8, 16 fp32
-    codes), or the largest divisor of the hidden size below it."""
+    """Values of a table row a lane takes a cycle at most: one bus word's (512 // bits: 128 int4, 64 int8, 16
+    fp32 codes), or the largest divisor of the hidden size below it (:func:`device_head` may take fewer)."""
     per_word = get_board(board).memory.port_bits // SCHEMES[scheme]
     return max(d for d in range(1, min(per_word, config.hidden) + 1) if config.hidden % d == 0)
 
 
 def device_head(config: LLMConfig, scheme: str = "w4a8", board="u55c") -> sd.DataflowSchedule:
     """The head the generate kernel runs after the last layer: final norm -> LM head -> greedy argmax, as
-    scheduled for ``board`` (the build emits this design; :mod:`.e2e` prices it).
+    scheduled for ``board`` (the build emits this design; :mod:`.e2e` prices it; :meth:`.models.LLM.reserve`
+    explores the decode layers beside it).  One object for the same arguments: do not change it.
 
-    * The table streams a (lanes x chunk) tile a token (:func:`head_lanes`, :func:`head_chunk`) over as many
-      ports as the tile fills words (one a lane at full size), so the LM head's one pipeline takes a word of
-      codes of every lane a cycle, every multiply-add of it unrolled; the scales come ``lanes`` a token over as
-      many ports as words they fill.
+    * The table streams a (lanes x chunk) tile a token (:func:`head_lanes`) over as many ports as the tile
+      fills words, so the LM head's one pipeline takes ``chunk`` codes of every lane a cycle, every multiply-add
+      of it unrolled; the scales come ``lanes`` a token over as many ports as words they fill.
+    * ``chunk``: the most codes, from a bus word's (:func:`head_chunk`) down the divisors of the hidden size
+      to a quarter of it, with which the modeled head fits one SLR at UG1393's guideline (its kernels lie in
+      one SLR: GPT-2 Medium's at a bus word a lane, its multiply-adds in LUTs, would take 0.34 M LUTs of an
+      SLR's 0.27 M), the multiply-adds of a quantised table in DSPs (Vitis's ``mac_muladd``) where that fits,
+      else in LUTs; when none fits, a bus word's in LUTs (``prj.fit()`` says it does not fit).
     * The LM head and the argmax are one kernel (:func:`make_greedy_lm_head`): a stream of logits would carry
       ``lanes`` floats (more than a bus word) a block and bound the pipeline's rate.  When the stream model does
       not take each iteration of its walk as a step (a loop longer than its step limit is one step: the whole
       table on chip), the quantised walk is split into two loops.
-    * The multiply-adds are DSPs (Vitis's ``mac_muladd``) while they fit one SLR's DSPs at the fit guideline (a
-      kernel lies in one SLR), else LUTs.
     * The final norm and the row's quantiser take a word of fp32 values a cycle (the explorer's recipe at that
       factor: its sums reassociated, so the scheduled design, not the unscheduled head, is the reference).
     """
     if scheme not in SCHEMES:
         fail(f"device_head: unknown scheme {scheme!r}", hint=f"scheme is one of {', '.join(SCHEMES)}")
-    b = get_board(board)
-    g = _device_head(config, scheme, b, halves=1)
+    return _head_on_one_slr(config, scheme, get_board(board).name)[2]
+
+
+def device_head_chunk(config: LLMConfig, scheme: str = "w4a8", board="u55c") -> tuple[int, str]:
+    """(chunk, where its multiply-adds go: "dsp" or "fabric") of :func:`device_head`."""
+    return _head_on_one_slr(config, scheme, get_board(board).name)[:2]
+
+
+@functools.lru_cache(maxsize=16)
+def _head_on_one_slr(config: LLMConfig, scheme: str, board_name: str) -> tuple[int, str, sd.DataflowSchedule]:
+    b = get_board(board_name)
+    slr = {r: GUIDELINE[r] * min(sl[r] for sl in b.slrs) for r in GUIDELINE}
+    widest = head_chunk(config, scheme, b)
+    for chunk in (d for d in range(widest, 0, -1) if config.hidden % d == 0 and 4 * d >= widest):
+        for mac in ("dsp", "fabric") if scheme != "fp32" else ("fabric",):  # fp32's multiplies are float cores
+            g = _device_head_halved(config, scheme, b, chunk, mac)
+            used = model_design(g, b).total
+            if all(used.get(r, 0) <= v for r, v in slr.items()):
+                return chunk, mac, g
+    # none down to a quarter of a word a lane fits one SLR (the cost model's head: Qwen2.5's, Llama 3.2's and
+    # Gemma 3's): the widest, in LUTs, which prj.fit() reports as not fitting
+    return widest, "fabric", _device_head_halved(config, scheme, b, widest, "fabric")
+
+
+def _device_head_halved(config: LLMConfig, scheme: str, b, chunk: int, mac: str) -> sd.DataflowSchedule:
+    g = _device_head(config, scheme, b, 1, chunk, mac)
     table = "E" if scheme == "fp32" else "Wq"
     walked = any(table in n.tables.windows for n in g.lowered().of_kind("task") if n.name.startswith("greedy"))
     if not walked and scheme != "fp32" and config.vocab // head_lanes(config, b) > 1:
-        g = _device_head(config, scheme, b, halves=2)
+        g = _device_head(config, scheme, b, 2, chunk, mac)
     return g
 
 
-def _device_head(config: LLMConfig, scheme: str, b, halves: int) -> sd.DataflowSchedule:
-    lanes, chunk = head_lanes(config, b), head_chunk(config, scheme, b)
+def _device_head(config: LLMConfig, scheme: str, b, halves: int, chunk: int, mac: str) -> sd.DataflowSchedule:
+    lanes = head_lanes(config, b)
     floats = b.memory.port_bits // 32  # fp32 values a bus word holds
-    mac = "dsp" if lanes * chunk <= min(r["dsp"] for r in b.slrs) * GUIDELINE["dsp"] else "fabric"
     head = make_greedy_head(config.hidden, config.vocab, config.norm, config.norm_eps, scheme, lanes, chunk,
                             halves)
     g = sd.schedule(head)

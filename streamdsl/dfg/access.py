@@ -53,7 +53,7 @@ from ..sched.rewrite import substitute
 from ..types import index
 from .itensor import ITensor
 
-MAX_STEPS = 1 << 16  # a top-level loop with more iterations than this is one step
+MAX_STEPS = 1 << 20  # a top-level loop with more iterations than this is one step
 
 Interval = tuple[int, int]  # inclusive bounds
 

@@ -165,15 +165,19 @@ def test_head_dataflow_csim_equals_simulator():
 
 
 @needs_gxx
-@pytest.mark.parametrize("family,scheme", [("gpt2", "fp32"), ("gpt2", "w4a8"), ("gemma3", "w4a8")])
-def test_device_head_csim_equals_simulator(family, scheme):
+@pytest.mark.parametrize("family,scheme,vocab", [("gpt2", "fp32", None), ("gpt2", "w4a8", None),
+                                                 ("gemma3", "w4a8", None), ("gpt2", "w4a8", 232)])
+def test_device_head_csim_equals_simulator(family, scheme, vocab):
     """The head the generate kernel emits (device_head): C-simulated, it picks the scheduled simulator's id, the
-    unscheduled head's, and (quantised) the argmax of the NumPy logits; at the largest logit on purpose too."""
-    config = sd.llm.tiny(family)
+    unscheduled head's, and (quantised) the argmax of the NumPy logits; at the largest logit on purpose too.
+    A vocabulary of 232 rows takes 29 lanes (as GPT-2's 50,257 do): a token of the table is 14.5 bus words."""
+    config = sd.llm.tiny(family, **({"vocab": vocab} if vocab else {}))
     g = token.device_head(config, scheme)
     lanes = token.head_lanes(config)
     assert 1 < lanes <= sd.board("u55c").memory.channels and config.vocab % lanes == 0
-    words = lanes * token.head_chunk(config, scheme) * token.SCHEMES[scheme] // 512  # a token of the table
+    chunk, _ = token.device_head_chunk(config, scheme)
+    assert chunk == token.head_chunk(config, scheme)  # a tiny head fits one SLR at a bus word a lane
+    words = -(-lanes * chunk * token.SCHEMES[scheme] // 512)  # a token of the table
     assert g.pinned_ports()[("E" if scheme == "fp32" else "Wq")] == words  # a word of every lane a cycle
     project = g.build("hls")
     w, b = randn(21, config.hidden), randn(22, config.hidden)
@@ -189,7 +193,7 @@ def test_device_head_csim_equals_simulator(family, scheme):
         got = project.csim(*args)
         np.testing.assert_array_equal(got, scheduled(g, args)[0])  # the simulator of the scheduled kernels
         unscheduled = token.make_greedy_head(config.hidden, config.vocab, config.norm, config.norm_eps, scheme,
-                                             lanes, token.head_chunk(config, scheme))
+                                             lanes, chunk)
         assert got[0] == unscheduled(*args)[0]
         if top is not None:
             assert got[0] == top
