@@ -13,10 +13,12 @@ gather, every layer kernel in order and the device head (final norm, LM head, gr
 when the step yields a token (assumptions printed with their sources; loading the xclbin and the weights and
 process start-up are not counted).  Three rows per size:
 
-* emitted: the layer kernels `streamdsl llm build FAMILY --config full --quant w4a8 --max-len IN+OUT
-  --prefill-len IN` writes (the explored decode layer, the default prefill layer) and its head: `emitted` true;
-* emitted, prefill "decode": the same build with `--prefill-len 1` (no prefill layer: the prompt goes through
-  the decode layers a token at a time): `emitted` true;
+* emitted: the layer kernels `streamdsl llm build FAMILY --config full --quant w4a8 --max-len IN+OUT` writes
+  (the explored decode layer, and a 16-token prefill layer only when the model says it is faster a token than
+  the decode layers: hls_build.auto_prefill; otherwise the prompt goes through the decode layers a token at a
+  time) and its head: `emitted` true;
+* emitted, prefill IN: the same build with `--prefill-len IN` (a prefill layer of the whole prompt, the default
+  schedule reading the decode layer's weights): `emitted` true;
 * explored: the headline's explored layer design in the same kernel: `emitted` false (not what is written).
 
 Each model's decode layer is explored once: llm_perf's exploration of the packed linears is the build's, and the
@@ -70,7 +72,7 @@ for name in MODELS:
         # llm_perf's packed decode exploration is the build's: reused unless it kept the unpacked decode layer
         reuse = {lp.kind: lp.exploration for lp in p.layers} if p.pack in (True, "decode") else None
         ends += [end_to_end(preset(name), "u55c", n_in, n_out, "w4a8", explored=reuse),
-                 end_to_end(preset(name), "u55c", n_in, n_out, "w4a8", prefill_len=1, explored=reuse),
+                 end_to_end(preset(name), "u55c", n_in, n_out, "w4a8", prefill_len=n_in, explored=reuse),
                  explored_end_to_end(p)]
     print("end to end (one generate kernel, one launch a call: ids over PCIe, per step the gather, every layer, the "
           "head):")

@@ -74,7 +74,7 @@ class LLMProjects:
         worst = 0.0
         for v in bar(variants, desc="csim layers", unit="layer"):
             t, kind = int(v["t"]), v["kind"]
-            layer = c.layer_types.index(kind)
+            layer = m.layer_kinds.index(kind)
             decode = layer_schedule(m, prj, kind, board)
             g = decode if t == 1 else m.schedule(t, kind, decode=decode)
             prj_ = g.build("hls", board=board)
@@ -132,16 +132,14 @@ def cmd_build(args) -> int:
     folder = check_output(out, args.force)
     board = check_board(args.board)
     prj = dict(format=FORMAT, kind="llm", family=args.family, config=args.config, quant=args.quant,
-               max_len=args.max_len, prefill_len=min(args.prefill_len, args.max_len), board=board.name,
-               schedule=args.schedule)
+               max_len=args.max_len, prefill_len=None, board=board.name, schedule=args.schedule)
     m = model_of(prj, None)
     prj["max_len"] = m.max_len  # GPT-2's learned positions may cap it
-    prj["prefill_len"] = min(prj["prefill_len"], m.max_len)
     if args.config == "tiny":
         m.load(random_weights(m.config, seed=0))  # full-size projects are built without weights
-    accel = m.build("hls", output=out, prefill_len=prj["prefill_len"], board=board, overwrite=args.force,
-                    schedule=args.schedule)
-    prj.update(model=m.config.name or args.family, version=sd.__version__)
+    accel = m.build("hls", output=out, prefill_len=None if args.prefill_len is None else min(args.prefill_len, m.max_len),
+                    board=board, overwrite=args.force, schedule=args.schedule)
+    prj.update(prefill_len=accel.prefill_len, model=m.config.name or args.family, version=sd.__version__)
     folder.write({PROJECT: json_text(prj)})
     print(f"wrote {accel}")
     print(accel.fit())  # both phases' kernels in one xclbin, against UG1393's per-SLR guideline
@@ -173,7 +171,9 @@ def add_commands(sub, command, common) -> None:
                     help="tiny (random weights written; csim works) or the full-size model (no weights)")
     lb.add_argument("--quant", choices=["fp32", "w8a8", "w4a8"], default="fp32")
     lb.add_argument("--max-len", type=positive, default=64, help="KV cache positions")
-    lb.add_argument("--prefill-len", type=positive, default=16, help="tokens the prefill kernel takes at once")
+    lb.add_argument("--prefill-len", type=positive, default=None,
+                    help="tokens the prefill kernel takes at once (1: none, the prompt through the decode layers; "
+                         "default: a 16-token one when the model says it is faster a token than the decode layers)")
     lb.add_argument("--board", default="u55c", help=f"{', '.join(sd.BOARDS)} (default u55c; the accelerator "
                                                      "needs HBM)")
     lb.add_argument("--schedule", choices=["explored", "default"], default="explored",

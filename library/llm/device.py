@@ -389,7 +389,7 @@ def render(model, variants, head: HeadKernel, args: list[GenArg], prefill_len: i
     ctx = dict(
         kernel=kernel, model=c.name or c.family, version=version, layers=c.layers, hidden=c.hidden,
         wpr=c.hidden // 16, hdw=max(1, c.head_dim // 16), head_dim=c.head_dim, max_len=model.max_len,
-        prefill_len=max(1, prefill_len), layer_kind=[kinds.index(k) for k in c.layer_types], kinds=kinds,
+        prefill_len=max(1, prefill_len), layer_kind=[kinds.index(k) for k in model.layer_kinds], kinds=kinds,
         rope_tables=len(thetas), layer_rope=layer_rope, eos=list(c.eos_token_ids), gpt2=c.family == "gpt2",
         scale=_c_float(c.embed_scale) if c.embed_scale != 1.0 else None,
         buffers=buffers, args=args, calls=calls, head=dict(kernel=head.kernel, args=_head_call(head)),

@@ -50,6 +50,7 @@ from streamdsl.perf import fit_designs, model_design
 
 from . import facts
 from .device import CallPlan, call_syncs
+from .hls_build import auto_prefill
 from .config import LLMConfig, LLMError, preset, tiny, user_loc
 from .perf import FP32, W4A8, W8A8, LLMPerf, layer_weight_bytes
 from .token import device_head
@@ -384,7 +385,8 @@ def end_to_end(config: LLMConfig, board="u55c", prompt: int = 32, gen: int = 32,
                prefill_len: int | None = None, costs: HostCosts | None = None,
                explored: dict | None = None) -> EndToEnd:
     """The emitted project of ``config`` for ``[prompt:gen]``: ``streamdsl llm build`` at ``--max-len prompt + gen
-    --prefill-len prefill_len`` (default: the prompt), its layer kernels and head modeled as written.
+    --prefill-len prefill_len`` (default: the build's own choice, :func:`.hls_build.auto_prefill`), its layer
+    kernels and head modeled as written.
 
     ``explored``: kind -> the decode layer's exploration of this very model on ``board`` when the caller has it
     (``llm_perf``'s, of the linears packed as the build packs them): the build's ``sd.explore`` of the same model
@@ -403,13 +405,16 @@ def end_to_end(config: LLMConfig, board="u55c", prompt: int = 32, gen: int = 32,
                       "max_len": prompt + gen}, None)
     else:
         m = model(config, max_len=prompt + gen, quant=quant)
-    p = min(prefill_len or prompt, m.max_len)  # as cmd_build clamps it
+    decode = {kind: explored[kind].best.schedule if explored else m.decode_layer(kind, "explored", b)  # the build's
+              for kind in m.kinds()}
+    # as cmd_build clamps it; None: the build's own choice
+    p = min(prefill_len, m.max_len) if prefill_len else auto_prefill(m, b, "explored", decode)[0]
     layers = []
     for kind in m.kinds():
-        g = explored[kind].best.schedule if explored else m.decode_layer(kind, "explored", b)  # the build's
+        g = decode[kind]
         dec = model_design(g, b)
         pre = model_design(m.schedule(p, kind, decode=g), b) if p > 1 else None
-        layers.append(LayerDesigns(kind, sum(k == kind for k in config.layer_types), dec, pre))
+        layers.append(LayerDesigns(kind, sum(k == kind for k in m.layer_kinds), dec, pre))
     return EndToEnd(config, b, prompt, gen, quant, p, layers, head_design(config, quant, b), "emitted", writes,
                     costs or HostCosts())
 

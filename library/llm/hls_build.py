@@ -166,12 +166,13 @@ class AcceleratorProject:
     build_seconds: float = 0.0
     schedule: str = "explored"  # the decode layers' schedule (SCHEDULES)
     generate: device.GenerateKernel | None = None  # the one kernel of the xclbin (generate/)
+    prefill_why: str = ""  # why it has the prefill layer it has (auto_prefill's reason, or "as given")
 
     def __repr__(self) -> str:
         where = f" in {self.output}" if self.output else ""
         ks = ", ".join(v.kernel for v in self.variants)
         return (f"<AcceleratorProject {self.model}{where}: kernel {self.generate.kernel} (layers {ks}, "
-                f"{self.schedule} decode schedule; head {self.generate.head.kernel}); "
+                f"{self.schedule} decode schedule; head {self.generate.head.kernel}; prefill: {self.prefill_why}); "
                 f"weights {'written' if self.weights_written else 'not written (no weights)'}>")
 
     def fit(self):
@@ -277,6 +278,36 @@ SCHEDULES = ("explored", "default")
 """``build``'s layer schedules: the decode layer ``sd.explore`` finds fastest (what the performance model
 reports), or the library's default schedule (every loop pipelined, rows streamed); prefill is the default
 schedule either way, reading the decode layer's weight and cache ports."""
+
+
+AUTO_PREFILL = 16  # the prefill layer's tokens build(prefill_len=None) weighs against decoding the prompt
+
+
+def auto_prefill(model, board, schedule: str = "explored", decode: dict | None = None) -> tuple[int, str]:
+    """``build(prefill_len=None)``'s choice: a prefill layer of ``min(16, max_len)`` tokens when the model says
+    it takes a prompt's token in fewer cycles than the decode layers do, else 1 (no prefill layer: the prompt
+    goes through the decode layers, a token a step, in the same launch); (prefill_len, why).  ``decode``: kind
+    -> the decode layer's schedule when the caller has it (else ``model.decode_layer(kind, schedule)``)."""
+    from streamdsl.perf import model_design
+
+    p = min(AUTO_PREFILL, model.max_len)
+    if p == 1:
+        return 1, "no prefill layer: max_len is 1"
+    b = sd.board(board)
+    dec = pre = 0
+    try:
+        for kind in model.kinds():
+            n = model.layer_kinds.count(kind)
+            g = decode[kind] if decode else model.decode_layer(kind, schedule, b)
+            dec += n * model_design(g, b).cycles
+            pre += n * model_design(model.schedule(p, kind, decode=g), b).cycles
+    except ExploreError as err:
+        raise LLMError(f"no explored decode layer: {err.message}", user_loc(),
+                       hint="schedule='default' (--schedule default) builds the library's default schedule") from None
+    weighed = (f"the layers take a prompt token in {pre / p:,.0f} cycles in a {p}-token prefill layer, "
+               f"{dec:,} through the decode layers (modeled)")
+    return (p, f"a {p}-token prefill layer: {weighed}") if pre < p * dec else (
+        1, f"no prefill layer, the prompt through the decode layers: {weighed}")
 
 
 def _variants(model, prefill_len: int, board, schedule: str) -> list[LayerVariant]:
@@ -588,7 +619,7 @@ def _arrays(model) -> dict[str, np.ndarray]:
         if c.family == "gpt2":
             out["pos_embed"] = w.pos_embed
         for i in range(c.layers):
-            spec = model.layer(1, c.layer_types[i])
+            spec = model.layer(1, model.layer_kinds[i])
             for fld, a in zip(weight_fields(spec), model.layer_args(i), strict=True):
                 out[f"layer{i}_{fld}"] = a
         out["final_norm"] = w.final_norm
@@ -732,7 +763,7 @@ def _render(model, variants, banks, manifest, prefill_len, board, gen) -> dict[s
                                        files=[dict(file=f.file, offset=64 * f.offset, bytes=64 * f.words)
                                               for f in a.files]) for a in gen.args]),
                 layer_kernel=[next(v.kernel for v in variants if v.phase == "decode" and v.kind == k)
-                              for k in c.layer_types],
+                              for k in model.layer_kinds],
                 variants=[dict(name=v.name, phase=v.phase, kind=v.kind, t=v.t, kernel=v.kernel, folder=v.folder,
                                header=f"{v.folder}/{v.kernel}.h", source=f"{v.folder}/{v.kernel}.cpp",
                                args=[dict(index=p.index, name=p.name, ctype=p.ctype,
@@ -757,19 +788,18 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
     ``schedule``: ``"explored"`` (the decode layer ``sd.explore`` finds fastest on ``board``, the design the
     performance model reports) or ``"default"`` (the library's default schedule; see :data:`SCHEDULES`).
 
-    ``prefill_len``: the prompt length the prefill kernel takes (default
-    ``min(16, max_len)``; 1 builds the decode kernel only).  ``weights=False``
+    ``prefill_len``: the prompt length the prefill kernel takes (1: no prefill layer, the prompt goes through
+    the decode layers; default: :func:`auto_prefill`, ``min(16, max_len)`` when the model says that layer is
+    faster a token than the decode layers, else 1; ``prj.prefill_why`` says which).  ``weights=False``
     skips the weight files (they are skipped anyway when the model has none).
     ``output=None`` renders everything in memory and writes nothing.
     """
     t0 = time.perf_counter()
-    if prefill_len is None:
-        prefill_len = min(16, model.max_len)
-    if isinstance(prefill_len, bool) or not isinstance(prefill_len, (int, np.integer)) or not 1 <= prefill_len <= model.max_len:
+    if prefill_len is not None and (isinstance(prefill_len, bool) or not isinstance(prefill_len, (int, np.integer))
+                                    or not 1 <= prefill_len <= model.max_len):
         raise LLMError(f"prefill_len must be an integer in 1..{model.max_len} (the KV cache's positions), got "
                        f"{prefill_len!r}", user_loc(), hint="e.g. prefill_len=16; build the model with a larger max_len "
                                                             "for longer prompts")
-    prefill_len = int(prefill_len)
     if schedule not in SCHEDULES:
         raise LLMError(f"unknown schedule {schedule!r}", user_loc(), hint=f"schedule is one of {', '.join(SCHEDULES)}")
     try:
@@ -785,6 +815,10 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
         except sd.StreamDSLError as err:
             err.loc = err.loc or user_loc()
             raise
+    if prefill_len is None:
+        prefill_len, why = auto_prefill(model, board, schedule)
+    else:
+        prefill_len, why = int(prefill_len), "as given (prefill_len)"
     variants = _variants(model, prefill_len, board, schedule)
     _same_weight_ports(variants)
     gen = _generate(model, variants, prefill_len, board)
@@ -805,8 +839,8 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
             raise
     c = model.config
     return AcceleratorProject(out, c.name or c.family, variants, banks, files, wrote_weights, prefill_len,
-                              model.max_len, time.perf_counter() - t0, schedule, gen)
+                              model.max_len, time.perf_counter() - t0, schedule, gen, why)
 
 
-__all__ = ["AcceleratorProject", "LayerVariant", "Port", "SCHEDULES", "build", "read_weights",
+__all__ = ["AUTO_PREFILL", "AcceleratorProject", "LayerVariant", "Port", "SCHEDULES", "auto_prefill", "build", "read_weights",
            "load_weights", "weight_manifest", "write_weights"]

@@ -25,6 +25,8 @@ import numpy as np
 import streamdsl as sd
 from streamdsl.compat import renamed
 from streamdsl import Placement
+from streamdsl.explorer import UTIL as EXPLORE_UTIL
+from streamdsl.perf import GUIDELINE, fit_designs, model_design
 from streamdsl.progress import bar
 
 from .blocks import default_schedule
@@ -34,7 +36,7 @@ from .linear import make_lm_head
 from .norms import make_layernorm, make_rmsnorm
 from .rope import rope_inv_freq, rope_tables
 from .qlayers import SCHEMES, make_qlayer
-from .token import embedding_for
+from .token import device_head, embedding_for
 from .weights import LayerWeights, ModelWeights, QuantLinear, quantize
 
 MODES = ("sim", "csim")  # the reference simulator, or g++ C-simulation of the emitted HLS
@@ -162,10 +164,30 @@ class LLM:
     def explored(self, kind: str = FULL, board="u55c"):
         """The decode layer of ``kind`` as ``sd.explore(model, board)`` finds it fastest on ``board`` (the design
         the performance model reports and ``build`` emits by default); explored once per board."""
+        return self.exploration(kind, board).best.schedule
+
+    def exploration(self, kind: str = FULL, board="u55c"):
+        """``sd.explore`` of the decode layer of ``kind`` on ``board`` beside the rest of the generate kernel
+        (:meth:`neighbours`), once per board: the exploration :meth:`explored` takes its design from."""
         key = ("explored", kind, sd.board(board).name)
         if key not in self._schedules:
-            self._schedules[key] = (sd.explore(self, board, t=1, kind=kind).best.schedule, None)
+            self._schedules[key] = (sd.explore(self, board, t=1, kind=kind, **self.neighbours(kind, board)), None)
         return self._schedules[key][0]
+
+    def neighbours(self, kind: str = FULL, board="u55c", util: float = EXPLORE_UTIL) -> dict:
+        """What the generate kernel holds beside the decode layer of ``kind``, as ``sd.explore``'s ``beside``
+        and ``reserve``: the device head (:func:`.token.device_head`; reserved, not placed beside, when it
+        does not fit one SLR itself: ``prj.fit()`` says so) and the other kinds' decode layers, an equal share
+        each of the room the head leaves (``util`` of each resource, at most UG1393's guideline): the kinds'
+        layers read one copy of the weights, so each kind is explored in the same room and their designs
+        differ only where the kinds do (Gemma 3's attention window).  The prefill layer is not reserved
+        (``prj.fit()`` says whether a build with one fits)."""
+        b = sd.board(board)
+        head = model_design(device_head(self.config, self.quant, b), b)
+        beside, held = ({"head": head}, {}) if fit_designs({"head": head}, b).fits else ({}, dict(head.total))
+        others = (len(self.kinds()) - 1) / len(self.kinds())
+        room = {r: min(util, GUIDELINE[r]) * b.total[r] - head.total.get(r, 0) for r in GUIDELINE}
+        return {"beside": beside, "reserve": {r: held.get(r, 0) + others * max(0.0, v) for r, v in room.items()}}
 
     def _rows_over_one_port(self, g) -> None:
         """The residual stream in and out (the layer's first parameter and result) and the RoPE rows lie in DRAM
@@ -212,8 +234,16 @@ class LLM:
         """Where a layer's new keys and values go: rows ``pos ..`` of its caches (``g.store_at`` of the schedule)."""
         return Placement(axis=1, extent=self.max_len, offset="pos")
 
+    @property
+    def layer_kinds(self) -> list[str]:
+        """The kind of each layer's kernel: its layer type, but a sliding window at least ``max_len`` long is
+        plain causal attention (no cached position falls out of it), so such layers are the full kind's."""
+        c = self.config
+        return [FULL if k != FULL and (c.sliding_window or 0) >= self.max_len else k for k in c.layer_types]
+
     def kinds(self) -> list[str]:
-        return list(dict.fromkeys(self.config.layer_types))
+        """The layer kernels' kinds, in order of first use (:attr:`layer_kinds`)."""
+        return list(dict.fromkeys(self.layer_kinds))
 
     def _kernel(self, what: str, t: int):
         key = (what, t)
@@ -259,7 +289,7 @@ class LLM:
 
     def _layer_args(self, i: int) -> list[np.ndarray]:
         lw: LayerWeights = self.weights.layers[i]
-        spec = self.layer(1, self.config.layer_types[i])
+        spec = self.layer(1, self.layer_kinds[i])
         out = []
         for name in spec.weights:
             base = name.rstrip("*")
@@ -313,7 +343,7 @@ class LLM:
         return args + [np.int32(pos), np.int32(pos + t)]
 
     def _run_layer(self, i: int, t: int, x, cache: Cache, pos: int, rope: dict, mode: str):
-        kind = self.config.layer_types[i]
+        kind = self.layer_kinds[i]
         spec = self.layer(t, kind)
         args = self.layer_inputs(i, x, cache.keys[i], cache.values[i], pos, rope)
         if mode == "sim":

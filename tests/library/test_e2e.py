@@ -228,3 +228,23 @@ def test_bad_arguments_are_llm_errors():
     with pytest.raises(LLMError, match="unknown quant"):
         end_to_end(tiny("llama"), quant="int3")
     assert Cost(1.0, 2.0, 3.0).total_s == 6.0
+
+
+def test_the_build_keeps_a_prefill_layer_only_when_the_model_says_it_is_faster_a_token():
+    """build(prefill_len=None) (the CLI's default): a 16-token prefill layer when its layers take a prompt token in
+    fewer modeled cycles than the decode layers, else none (the prompt through the decode layers); the end-to-end
+    model prices that same choice; an explicit prefill_len is kept."""
+    from streamdsl.library.llm.hls_build import AUTO_PREFILL, auto_prefill
+    from streamdsl.library.llm.models import model
+
+    m = model(tiny("llama"), max_len=32, quant="w4a8")
+    prj = m.build("hls", weights=False)
+    b = prj.variants[0].project.board
+    dec = sum(m.layer_kinds.count(k) * model_design(m.decode_layer(k, "explored", b), b).cycles for k in m.kinds())
+    pre = sum(m.layer_kinds.count(k) * model_design(m.schedule(AUTO_PREFILL, k, decode=m.decode_layer(k, "explored", b)),
+                                                    b).cycles for k in m.kinds())
+    assert prj.prefill_len == (AUTO_PREFILL if pre < AUTO_PREFILL * dec else 1)
+    assert (prj.prefill_len, prj.prefill_why) == auto_prefill(m, b) and f"{dec:,}" in prj.prefill_why
+    assert prj.prefill_why in repr(prj)
+    assert end_to_end(tiny("llama"), prompt=16, gen=16, quant="w4a8").prefill_len == prj.prefill_len
+    assert m.build("hls", weights=False, prefill_len=4).prefill_len == 4

@@ -193,6 +193,9 @@ def test_the_full_size_projects_build(name, tmp_path):
     assert all(b is not None and 0 <= b[0] <= b[1] < 32 for b in banks)
     cfg = (tmp_path / "p" / "link.cfg").read_text()
     assert cfg.count("sp=") == len(banks) and f"nk={prj.generate.kernel}:1:" in cfg
+    # the decode layers, explored beside the device head, and the head fit the U55C together (the prompt
+    # through the decode layers: no prefill layer)
+    assert m.build("hls", prefill_len=1, weights=False).fit().fits
 
 
 def test_the_project_is_deterministic(built, tmp_path):
