@@ -60,10 +60,10 @@ def main(output: str = "smollm2_accelerator") -> None:
     print(f"NumPy reference: {tokenizer.decode(ref)!r}: {'same tokens' if ok else 'DIFFERENT tokens'}")
 
     start = time.perf_counter()
-    prj = model.build("hls", output=out)  # the decode layer sd.explore finds fastest on the U55C, and prefill
+    prj = model.build("hls", output=out)  # the decode layer sd.explore finds fastest on the U55C beside the head
     print(f"wrote the HLS project to {out}/ ({time.perf_counter() - start:.1f} s): {prj}")
     fit = prj.fit()
-    print(f"its layers (both phases) and head on the U55C together: {'fit' if fit.fits else 'do NOT fit'} "
+    print(f"its layer kernels and head on the U55C together: {'fit' if fit.fits else 'do NOT fit'} "
           "(prj.fit() says where)")
 
     start = time.perf_counter()
