@@ -25,7 +25,7 @@ import numpy as np
 import streamdsl as sd
 from streamdsl.compat import renamed
 from streamdsl import Placement
-from streamdsl.explorer import UTIL as EXPLORE_UTIL
+from streamdsl.explorer import UTIL as EXPLORE_UTIL, ExploreError
 from streamdsl.perf import GUIDELINE, fit_designs, model_design
 from streamdsl.progress import bar
 
@@ -168,10 +168,15 @@ class LLM:
 
     def exploration(self, kind: str = FULL, board="u55c"):
         """``sd.explore`` of the decode layer of ``kind`` on ``board`` beside the rest of the generate kernel
-        (:meth:`neighbours`), once per board: the exploration :meth:`explored` takes its design from."""
+        (:meth:`neighbours`), once per board: the exploration :meth:`explored` takes its design from.  When no
+        design fits beside them, the fastest that fits alone (``prj.fit()`` then says the kernel does not fit)."""
         key = ("explored", kind, sd.board(board).name)
         if key not in self._schedules:
-            self._schedules[key] = (sd.explore(self, board, t=1, kind=kind, **self.neighbours(kind, board)), None)
+            try:
+                ex = sd.explore(self, board, t=1, kind=kind, **self.neighbours(kind, board))
+            except ExploreError:  # no design fits beside the rest: the fastest that fits alone (prj.fit() says no)
+                ex = sd.explore(self, board, t=1, kind=kind)
+            self._schedules[key] = (ex, None)
         return self._schedules[key][0]
 
     def neighbours(self, kind: str = FULL, board="u55c", util: float = EXPLORE_UTIL) -> dict:

@@ -248,3 +248,23 @@ def test_the_build_keeps_a_prefill_layer_only_when_the_model_says_it_is_faster_a
     assert prj.prefill_why in repr(prj)
     assert end_to_end(tiny("llama"), prompt=16, gen=16, quant="w4a8").prefill_len == prj.prefill_len
     assert m.build("hls", weights=False, prefill_len=4).prefill_len == 4
+
+
+def test_a_decode_layer_that_fits_nowhere_beside_the_rest_is_explored_alone(monkeypatch):
+    """When nothing fits beside the head (here a stand-in that fills every SLR), the build still gets the fastest
+    decode layer that fits alone, and prj.fit() is the one to say the kernel does not fit."""
+    from types import SimpleNamespace
+
+    import streamdsl as sd
+    from streamdsl.boards import RESOURCES
+    from streamdsl.library.llm.models import model
+    from streamdsl.perf import GUIDELINE
+
+    b = sd.board("u55c")
+    nodes = {f"k{s}": {**{r: 0 for r in RESOURCES}, "lut": int(GUIDELINE["lut"] * sl["lut"])} for s, sl in enumerate(b.slrs)}
+    full = SimpleNamespace(plan=SimpleNamespace(nodes=nodes, links=[]),
+                           total={r: sum(n[r] for n in nodes.values()) for r in RESOURCES})
+    m = model(tiny("llama"), max_len=16, quant="w4a8")
+    monkeypatch.setattr(m, "neighbours", lambda kind, board: {"beside": {"full": full}})
+    ex = m.exploration(m.kinds()[0], b)
+    assert ex.best.fits and not fit_designs({"full": full, "layer": ex.best}, b).fits
