@@ -124,3 +124,22 @@ def test_a_full_cache_is_a_located_error():
         m.prefill(np.arange(5))
     assert "do not fit the KV cache of 4 positions" in str(err.value)
     assert "test_models.py" in str(err.value)  # points at the user's call
+
+
+def test_a_sliding_window_as_long_as_the_cache_is_the_full_kernel():
+    """Gemma 3's sliding layers with a window of at least max_len positions attend to every cached position, as
+    its full layers do: one decode kernel serves both (one explored layer, one weight layout), the sliding layers'
+    outputs unchanged (transformers' greedy tokens); a shorter window keeps two kernels."""
+    from streamdsl.library.llm.config import FULL, SLIDING, tiny
+    from streamdsl.library.llm.numpy_model import NumpyModel
+    from streamdsl.library.llm.weights import random_weights
+
+    config = tiny("gemma3", sliding_window=16)
+    w = random_weights(config, seed=3)
+    m = models.gemma3(config, max_len=16).load(w)
+    assert SLIDING in config.layer_types and m.kinds() == [FULL] and set(m.layer_kinds) == {FULL}
+    ids = [5, 9, 2, 7]
+    assert m.generate(ids, 6) == NumpyModel(config, w).generate(ids, 6)
+    prj = m.build("hls", weights=False, prefill_len=1)
+    assert [v.kind for v in prj.variants] == [FULL]
+    assert set(models.gemma3(config, max_len=17).kinds()) == {FULL, SLIDING}  # position 16 falls out of a window
