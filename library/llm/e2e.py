@@ -53,7 +53,7 @@ from .device import CallPlan, call_syncs
 from .hls_build import auto_prefill
 from .config import LLMConfig, LLMError, preset, tiny, user_loc
 from .perf import FP32, W4A8, W8A8, LLMPerf, layer_weight_bytes
-from .token import device_head
+from .token import device_head_design
 
 BITS = {"w4a8": W4A8, "w8a8": W8A8, "fp32": FP32}
 # Cycles from a DMA's request to its first beat: the timing model's assumed HBM latency at 250 MHz
@@ -378,7 +378,7 @@ def _check(prompt: int, gen: int, quant: str) -> None:
 
 def head_design(config: LLMConfig, quant: str, board) -> object:
     """The modeled head the generate kernel runs (:func:`.token.device_head`)."""
-    return model_design(device_head(config, quant, board), board)
+    return device_head_design(config, quant, board)
 
 
 def end_to_end(config: LLMConfig, board="u55c", prompt: int = 32, gen: int = 32, quant: str = "w4a8",

@@ -26,7 +26,7 @@ import streamdsl as sd
 from streamdsl.compat import renamed
 from streamdsl import Placement
 from streamdsl.explorer import UTIL as EXPLORE_UTIL, ExploreError
-from streamdsl.perf import GUIDELINE, fit_designs, model_design
+from streamdsl.perf import GUIDELINE, fit_designs
 from streamdsl.progress import bar
 
 from .blocks import default_schedule
@@ -36,7 +36,7 @@ from .linear import make_lm_head
 from .norms import make_layernorm, make_rmsnorm
 from .rope import rope_inv_freq, rope_tables
 from .qlayers import SCHEMES, make_qlayer
-from .token import device_head, embedding_for
+from .token import device_head_design, embedding_for
 from .weights import LayerWeights, ModelWeights, QuantLinear, quantize
 
 MODES = ("sim", "csim")  # the reference simulator, or g++ C-simulation of the emitted HLS
@@ -188,7 +188,7 @@ class LLM:
         differ only where the kinds do (Gemma 3's attention window).  The prefill layer is not reserved
         (``prj.fit()`` says whether a build with one fits)."""
         b = sd.board(board)
-        head = model_design(device_head(self.config, self.quant, b), b)
+        head = device_head_design(self.config, self.quant, b)
         beside, held = ({"head": head}, {}) if fit_designs({"head": head}, b).fits else ({}, dict(head.total))
         others = (len(self.kinds()) - 1) / len(self.kinds())
         room = {r: min(util, GUIDELINE[r]) * b.total[r] - head.total.get(r, 0) for r in GUIDELINE}

@@ -67,7 +67,7 @@ PHILOX_ROUNDS = 10
 TWO_M24 = 2.0**-24  # a 24-bit integer times this is an f32 in [0, 1), exactly
 TABLE_FIFO_DEPTH = 2  # tokens (table rows) between the table's DMA and the LM head: a double buffer
 
-__all__ = ["LOWEST", "NORMS", "SCHEMES", "device_head", "embedding_for", "device_head_chunk", "head_chunk", "head_for", "head_lanes",
+__all__ = ["LOWEST", "NORMS", "SCHEMES", "device_head", "embedding_for", "device_head_chunk", "device_head_design", "head_chunk", "head_for", "head_lanes",
            "make_argmax_stream", "make_embedding", "make_gemma_embedding", "make_gpt2_embedding",
            "make_greedy_head", "make_greedy_lm_head", "make_head", "make_lm_head_q", "make_philox", "make_sampler",
            "schedule_head"]
@@ -554,20 +554,28 @@ def device_head_chunk(config: LLMConfig, scheme: str = "w4a8", board="u55c") -> 
     return _head_on_one_slr(config, scheme, get_board(board).name)[:2]
 
 
+def device_head_design(config: LLMConfig, scheme: str = "w4a8", board="u55c"):
+    """The modeled :func:`device_head` (``streamdsl.perf.model_design`` of it, remembered with it)."""
+    return _head_on_one_slr(config, scheme, get_board(board).name)[3]
+
+
 @functools.lru_cache(maxsize=16)
-def _head_on_one_slr(config: LLMConfig, scheme: str, board_name: str) -> tuple[int, str, sd.DataflowSchedule]:
+def _head_on_one_slr(config: LLMConfig, scheme: str, board_name: str) -> tuple:
     b = get_board(board_name)
     slr = {r: GUIDELINE[r] * min(sl[r] for sl in b.slrs) for r in GUIDELINE}
     widest = head_chunk(config, scheme, b)
     for chunk in (d for d in range(widest, 0, -1) if config.hidden % d == 0 and 4 * d >= widest):
         for mac in ("dsp", "fabric") if scheme != "fp32" else ("fabric",):  # fp32's multiplies are float cores
+            if mac == "dsp" and head_lanes(config, b) * chunk > slr["dsp"]:
+                continue  # a DSP a multiply-add: more than an SLR holds
             g = _device_head_halved(config, scheme, b, chunk, mac)
-            used = model_design(g, b).total
-            if all(used.get(r, 0) <= v for r, v in slr.items()):
-                return chunk, mac, g
+            perf = model_design(g, b)
+            if all(perf.total.get(r, 0) <= v for r, v in slr.items()):
+                return chunk, mac, g, perf
     # none down to a quarter of a word a lane fits one SLR (the cost model's head: Qwen2.5's, Llama 3.2's and
     # Gemma 3's): the widest, in LUTs, which prj.fit() reports as not fitting
-    return widest, "fabric", _device_head_halved(config, scheme, b, widest, "fabric")
+    g = _device_head_halved(config, scheme, b, widest, "fabric")
+    return widest, "fabric", g, model_design(g, b)
 
 
 def _device_head_halved(config: LLMConfig, scheme: str, b, chunk: int, mac: str) -> sd.DataflowSchedule:
