@@ -31,11 +31,12 @@ head dataflow (final norm -> LM head -> argmax) that turns the last hidden state
 The head dataflow (:func:`make_head`, :func:`head_for`) and its streaming schedule (:func:`schedule_head`) run
 on the simulator and in C-sim.  The head the generate kernel emits is :func:`device_head`: the final norm, then
 the LM head and the argmax in one pipeline (:func:`make_greedy_lm_head`: each of ``lanes`` table rows side by
-side keeps its largest logit and id, merged at the end), the table streamed in (lanes x chunk) tiles a word of
-codes a lane a cycle over as many HBM ports, ``lanes`` the most rows that divide the vocabulary, at most one a
-memory channel of the board (:func:`head_lanes`, :func:`head_chunk`); modeled on the U55C at W4A8 it takes 73 us
-for GPT-2 Medium, 159 us for Qwen2.5-0.5B, 307 us for Llama-3.2-1B and 342 us for Gemma-3-1B: 1.04-1.08x its
-table's bytes over the whole HBM bandwidth (1.31x for GPT-2, whose 50,257 rows divide by 29 lanes, not 32).
+side keeps its largest logit and id, merged at the end), the table streamed in (lanes x chunk) tiles over as
+many HBM ports as they fill words, ``lanes`` the most rows that divide the vocabulary, at most one a memory
+channel of the board (:func:`head_lanes`), ``chunk`` codes a lane a cycle, the most with which the head fits one
+SLR (:func:`device_head_chunk`); modeled on the U55C at W4A8 it takes 135 us for GPT-2 Medium, 349 us for
+Qwen2.5-0.5B, 593 us for Llama-3.2-1B and 889 us for Gemma-3-1B (a bus word a lane, 73-342 us, would not fit
+one SLR).
 :mod:`.ref` has the NumPy references (``lm_head_quant``, ``argmax``, ``philox2x32``, ``uniform``,
 ``sample_top_k``).
 """
@@ -67,7 +68,8 @@ PHILOX_ROUNDS = 10
 TWO_M24 = 2.0**-24  # a 24-bit integer times this is an f32 in [0, 1), exactly
 TABLE_FIFO_DEPTH = 2  # tokens (table rows) between the table's DMA and the LM head: a double buffer
 
-__all__ = ["LOWEST", "NORMS", "SCHEMES", "device_head", "embedding_for", "device_head_chunk", "device_head_design", "head_chunk", "head_for", "head_lanes",
+__all__ = ["LOWEST", "NORMS", "SCHEMES", "device_head", "device_head_chunk", "device_head_design", "embedding_for",
+           "head_chunk", "head_for", "head_lanes",
            "make_argmax_stream", "make_embedding", "make_gemma_embedding", "make_gpt2_embedding",
            "make_greedy_head", "make_greedy_lm_head", "make_head", "make_lm_head_q", "make_philox", "make_sampler",
            "schedule_head"]
@@ -526,7 +528,7 @@ def head_chunk(config: LLMConfig, scheme: str, board="u55c") -> int:
 
 def device_head(config: LLMConfig, scheme: str = "w4a8", board="u55c") -> sd.DataflowSchedule:
     """The head the generate kernel runs after the last layer: final norm -> LM head -> greedy argmax, as
-    scheduled for ``board`` (the build emits this design; :mod:`.e2e` prices it; :meth:`.models.LLM.reserve`
+    scheduled for ``board`` (the build emits this design; :mod:`.e2e` prices it; :meth:`.models.LLM.neighbours`
     explores the decode layers beside it).  One object for the same arguments: do not change it.
 
     * The table streams a (lanes x chunk) tile a token (:func:`head_lanes`) over as many ports as the tile
@@ -572,8 +574,7 @@ def _head_on_one_slr(config: LLMConfig, scheme: str, board_name: str) -> tuple:
             perf = model_design(g, b)
             if all(perf.total.get(r, 0) <= v for r, v in slr.items()):
                 return chunk, mac, g, perf
-    # none down to a quarter of a word a lane fits one SLR (the cost model's head: Qwen2.5's, Llama 3.2's and
-    # Gemma 3's): the widest, in LUTs, which prj.fit() reports as not fitting
+    # none down to a quarter of a word a lane fits one SLR: the widest, in LUTs, which prj.fit() reports
     g = _device_head_halved(config, scheme, b, widest, "fabric")
     return widest, "fabric", g, model_design(g, b)
 
