@@ -842,5 +842,5 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
                               model.max_len, time.perf_counter() - t0, schedule, gen, why)
 
 
-__all__ = ["AUTO_PREFILL", "AcceleratorProject", "LayerVariant", "Port", "SCHEDULES", "auto_prefill", "build", "read_weights",
-           "load_weights", "weight_manifest", "write_weights"]
+__all__ = ["AUTO_PREFILL", "AcceleratorProject", "LayerVariant", "Port", "SCHEDULES", "auto_prefill", "build",
+           "read_weights", "load_weights", "weight_manifest", "write_weights"]
