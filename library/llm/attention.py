@@ -85,7 +85,9 @@ def make_attention_decode(q_heads: int, kv_heads: int, cache_len: int, head_dim:
     (``lo`` from ``window`` as in prefill).  Keys and values ``j < p`` come from the cache; those at
     ``p .. p + t - 1`` are the new ones ``Kn``/``Vn`` whatever the cache holds there, as if they had been
     appended first (transformers appends before attending; :func:`make_kv_append` does that on its own),
-    so the layer never copies the cache to put the new rows in.  Precondition: ``t <= n_valid <= cache_len``;
+    so the layer never copies the cache to put the new rows in.  The new queries, keys and values are
+    copied on chip first, so the score and value phases read the cache in its order (head, position, as
+    it streams in) and nothing else from a stream.  Precondition: ``t <= n_valid <= cache_len``;
     larger values are clamped to cache_len so the kernel never reads outside the cache.
     """
     group, scale = _attention_sizes("attention_decode", q_heads, kv_heads, head_dim, scale, window,
@@ -107,16 +109,25 @@ def make_attention_decode(q_heads: int, kv_heads: int, cache_len: int, head_dim:
         T: f32[q_heads, t]
         T4: f32[q_heads, t, 4]  # the softmax sums in 4 interleaved parts: a key j adds to part j % 4, so a part
         # recurs every 4th key, the fp32 add's latency, and a key of every head retires each cycle
+        Qb: f32[q_heads, t, head_dim]  # the new tokens' queries, keys and values, on chip before the phases
+        Kb: f32[kv_heads, t, head_dim]  # over the cache: those then move only the cache's rows, which stream in
+        Vb: f32[kv_heads, t, head_dim]  # (in their order: head, position) while the layer computes these
         n: i32 = max(min(n_valid, cache_len), t)
         p: i32 = n - t  # the new rows: keys and values p <= j < n are Kn[j - p], Vn[j - p]
-        # each phase is one perfect loop nest, which Vitis flattens into a single pipeline over every head
-        for g, r, i, j in sd.grid(kv_heads, group, t, cache_len):  # a key per cycle: its head_dim products
+        for g, i, e in sd.grid(kv_heads, t, head_dim):
+            Kb[g, i, e] = Kn[g, i, e]
+            Vb[g, i, e] = Vn[g, i, e]
+        for h, i, e in sd.grid(q_heads, t, head_dim):  # (last: the scores' nest must not be fused into a copy's)
+            Qb[h, i, e] = Q[h, i, e]
+        # each phase is one perfect loop nest, which Vitis flattens into a single pipeline over every head; the
+        # cache's keys and values are read in its order, each row by a head's group of queries
+        for g, i, j, r in sd.grid(kv_heads, t, cache_len, group):  # a key per cycle: its head_dim products
             h: i32 = g * group + r
             pos: i32 = p + i
             lo: i32 = max(0, pos - win + 1)
             dot: f32 = 0.0
             for e in range(head_dim):  # (the new row's index clamped: in range, and read, only when it is one)
-                dot += Q[h, i, e] * (Kn[g, max(0, min(j - p, last)), e] if j >= p and j < n else Kc[g, j, e])
+                dot += Qb[h, i, e] * (Kb[g, max(0, min(j - p, last)), e] if j >= p and j < n else Kc[g, j, e])
             S[h, i, j] = dot * scale if j >= lo and j <= pos else -3.0e38  # keys outside lo..pos masked out
         for h, i in sd.grid(q_heads, t):
             M[h, i] = -3.0e38
@@ -134,7 +145,7 @@ def make_attention_decode(q_heads: int, kv_heads: int, cache_len: int, head_dim:
         for i, j, g, r in sd.grid(t, cache_len, kv_heads, group):  # a value row into head_dim accumulators
             for e in range(head_dim):
                 O[i, (g * group + r) * head_dim + e] += S[g * group + r, i, j] * (
-                    Vn[g, max(0, min(j - p, last)), e] if j >= p and j < n else Vc[g, j, e])
+                    Vb[g, max(0, min(j - p, last)), e] if j >= p and j < n else Vc[g, j, e])
         for i, h, e in sd.grid(t, q_heads, head_dim):
             O[i, h * head_dim + e] = O[i, h * head_dim + e] / T[h, i]
         return O

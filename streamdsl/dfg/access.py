@@ -369,6 +369,7 @@ class StepTables:
     done: dict[str, tuple[int, ...]]  # result -> tokens written after each step
     tokens: dict[str, int]
     windows: frozenset = frozenset()  # inputs a one-token buffer serves (:func:`_one_token_window`)
+    piped: frozenset = frozenset()  # windows whose every token a pipelined loop reads in one of its iterations
 
     @property
     def split(self) -> set[int]:
@@ -581,8 +582,11 @@ def step_tables(k: Kernel, inputs: dict[str, ITensor], results: dict[str, ITenso
     last = np.concatenate(lasts)
     final = StepSeq((n, v) for _, _, n, v in segs)
     windows = frozenset(name for name, it in inputs.items() if _one_token_window(it, single[name], need[name], last, group))
-    return StepTables(final, {n: tuple(np.asarray(v)[last].tolist()) for n, v in need.items()},
-                      {n: tuple(np.asarray(v)[last].tolist()) for n, v in done.items()}, tokens, windows)
+    need = {n: tuple(np.asarray(v)[last].tolist()) for n, v in need.items()}
+    inpipe = np.array([v is not None and pipelined(body[n]) for _, _, n, v in segs for _ in ([0] if v is None else v)])
+    piped = frozenset(n for n in windows if inpipe[np.flatnonzero(np.diff(need[n], prepend=0))].all())
+    return StepTables(final, need, {n: tuple(np.asarray(v)[last].tolist()) for n, v in done.items()}, tokens,
+                      windows, piped)
 
 
 def _one_token_window(it: ITensor, single: np.ndarray, need: tuple[int, ...], last: np.ndarray,
