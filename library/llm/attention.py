@@ -114,11 +114,14 @@ def make_attention_decode(q_heads: int, kv_heads: int, cache_len: int, head_dim:
         Vb: f32[kv_heads, t, head_dim]  # (in their order: head, position) while the layer computes these
         n: i32 = max(min(n_valid, cache_len), t)
         p: i32 = n - t  # the new rows: keys and values p <= j < n are Kn[j - p], Vn[j - p]
-        for g, i, e in sd.grid(kv_heads, t, head_dim):
-            Kb[g, i, e] = Kn[g, i, e]
-            Vb[g, i, e] = Vn[g, i, e]
-        for h, i, e in sd.grid(q_heads, t, head_dim):  # (last: the scores' nest must not be fused into a copy's)
+        # (in the order a q|k|v split writes them, each all heads; the query row outermost, so that no copy is
+        # fused into the scores' nest by head)
+        for i, h, e in sd.grid(t, q_heads, head_dim):
             Qb[h, i, e] = Q[h, i, e]
+        for i, g, e in sd.grid(t, kv_heads, head_dim):
+            Kb[g, i, e] = Kn[g, i, e]
+        for i, g, e in sd.grid(t, kv_heads, head_dim):
+            Vb[g, i, e] = Vn[g, i, e]
         # each phase is one perfect loop nest, which Vitis flattens into a single pipeline over every head; the
         # cache's keys and values are read in its order, each row by a head's group of queries
         for g, i, j, r in sd.grid(kv_heads, t, cache_len, group):  # a key per cycle: its head_dim products
