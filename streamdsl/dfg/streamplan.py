@@ -7,8 +7,8 @@ moving a token costs.  The timing model prices it and the HLS emitter writes it,
 * A DMA that is its tensor's only one, aligned and not placed, gets ``P`` ports and its stream ``P`` FIFOs:
   the largest divisor of its beats per token within the channels the allocation gave it, so beat ``j`` of a
   token travels on FIFO ``j % P`` and its words lie in buffer ``j % P`` (:meth:`.packing.Packing.split`).
-* A load that keeps one port (its tensor's words are shared: a KV cache the new rows' store writes) but
-  feeds a task whose pipeline takes a token an iteration (:attr:`.access.StepTables.piped`) spreads each
+* The load of an input a store writes in place (a KV cache the new rows' store writes), which keeps one port,
+  but feeds a task whose pipeline takes a token an iteration (:attr:`.access.StepTables.piped`) spreads each
   token over as many FIFOs as it has beats, beat ``j`` on FIFO ``j``: the port still moves a word a cycle,
   and the pipeline takes a token a cycle of what the DMA has read ahead into the FIFOs.
   Every other stream is one FIFO.
@@ -154,6 +154,7 @@ def stream_plan(low, placements: dict, channels: dict[str, float], ports: dict |
     for n in low.nodes.values():
         if n.dma is not None:
             per_tensor[n.dma.tensor] = per_tensor.get(n.dma.tensor, 0) + 1
+    written = {getattr(place, "into", None) for place in placements.values()}  # inputs a store writes in place
     for place in placements.values():  # a store into an input's buffer: that input's words are shared
         if getattr(place, "into", None) in per_tensor:
             per_tensor[place.into] += 1
@@ -183,7 +184,8 @@ def stream_plan(low, placements: dict, channels: dict[str, float], ports: dict |
             cap = min(cap, max(1, d.layout.num_tokens * bt.beats // BURST_WORDS))
             lanes = max(x for x in range(1, min(cap, bt.beats) + 1) if bt.beats % x == 0)
         plan.dma_ports[n.name] = lanes
-        if lanes == 1 and n.kind == "load" and plan.aligned[n.name] and p.per_word == 1 and _piped(low, n):
+        if lanes == 1 and n.kind == "load" and d.tensor in written and d.layout == p.layout and p.per_word == 1 \
+                and _piped(low, n):
             lanes = bt.beats  # one port, a token's beats side by side in FIFOs (module doc)
         plan.dma_lanes[n.name] = lanes
     for f in low.streams:
