@@ -150,7 +150,9 @@ def test_full_size_layer_is_complete():
     dot = viz.graph_dot(g)
     texts = svg_texts(viz.graph_svg(g))
     low = g.lowered()
-    assert len(g.graph.tasks) == 10
+    # 8 kernels: 2 layernorms, the fused QKV, attention (reading the K/V caches row by row and the new
+    # row from its FIFO: no kv_append kernels), the output projection, the MLP and 2 residual adds
+    assert len(g.graph.tasks) == 8
     for name in low.nodes:
         assert name in texts
     labels = node_labels(dot)
