@@ -4,7 +4,8 @@
   its cycles and token steps; with ``perf``, the modeled cycles and DSPs);
 * layout converters: hexagons with their buffer; forks: diamonds;
 * DMAs: cylinders (loads green, stores orange) with the memory bank(s) they use,
-  ``HBM[a:b]`` as a Vitis link config writes it;
+  ``HBM[a:b]`` as a Vitis link config writes it, one fact a line (banks, a shared
+  channel's share, bytes, rate) so that a rank of DMAs stays narrow;
 * FIFOs: edges labelled with their name, tokens and token shape, depth and
   where the depth came from, with the whole itensor (as ``print(g)`` shows it)
   in the edge's tooltip; the DRAM hand-off between regions is a dashed edge;
@@ -12,7 +13,9 @@
 
 The graph is ranked top to bottom with short edge labels, so a layer of a dozen kernels and their
 DMAs is about as wide as a screen and scrolls down (ranked left to right with the itensors on the
-edges, an LLM decode layer was 9,000 px wide).
+edges, an LLM decode layer was 9,000 px wide).  Its width is that of its widest rank: a kernel's
+DMAs sit side by side on the rank above it, beside its other producers and the FIFOs' labels (a
+decode attention reading its K/V caches takes five inputs), so labels are kept a few short lines.
 
 Banks: each region's DMAs take the memory's channels in order, as many as
 :func:`streamdsl.perf.model.allocate_channels` gives each (the smallest DMAs
@@ -112,13 +115,17 @@ def _node_label(g, n, perf, mem, dmas, banks) -> str:
     arrow = f"DRAM -> {d.tensor}" if d.direction == "load" else f"{d.tensor} -> DRAM"
     lo, hi = banks[n.name]
     dm = dmas[n.name]
-    ch = f"{dm.channels:g} channel{'s' if dm.channels != 1 else ''}" if dm.channels >= 1 \
-        else f"{dm.channels:.2f} of a shared channel"
-    lines = [n.name, arrow, f"{_bank_text(mem.kind, lo, hi)}  {ch}"]
-    if perf is not None:
-        lines.append(f"{dm.bytes} B at {dm.gbs:g} GB/s, {dm.cycles} cycles")
+    bank = _bank_text(mem.kind, lo, hi)
+    # one fact a line: a rank often holds three or four DMAs beside a kernel (a layer's weights, its KV cache),
+    # and the widest line sets the cylinder's width (as "HBM[31]  0.59 of a shared channel" did)
+    lines = [n.name, arrow]
+    if dm.channels >= 1:
+        lines.append(f"{bank}  {dm.channels:g} channel{'s' if dm.channels != 1 else ''}")
     else:
-        lines.append(f"{dm.bytes} B, {d.words} bus words")
+        lines += [f"{bank} shared", f"{dm.channels:.2f} of a channel"]
+    lines.append(f"{dm.bytes} B, {d.words} bus words")
+    if perf is not None:
+        lines.append(f"{dm.gbs:g} GB/s, {dm.cycles} cycles")
     return "\n".join(lines)
 
 
