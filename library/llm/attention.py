@@ -75,15 +75,19 @@ def make_attention_prefill(q_heads: int, kv_heads: int, t: int, head_dim: int, s
 
 def make_attention_decode(q_heads: int, kv_heads: int, cache_len: int, head_dim: int, t: int = 1,
                           scale: float | None = None, window: int | None = None):
-    """Attention of t new queries (t = 1: decode; more: chunked prefill) against a KV cache.
+    """Attention of t new queries (t = 1: decode; more: chunked prefill) against a KV cache and their own keys.
 
-    (Q f32[q_heads, t, D], Kc, Vc f32[kv_heads, cache_len, D], n_valid: i32) -> f32[t, q_heads*D].
+    (Q f32[q_heads, t, D], Kc, Vc f32[kv_heads, cache_len, D], Kn, Vn f32[kv_heads, t, D], n_valid: i32)
+    -> f32[t, q_heads*D].
 
-    The cache holds keys (after RoPE) and values at positions 0..cache_len-1, the
-    t new tokens already appended (as transformers appends before attending), and
-    ``n_valid`` counts the filled positions, so the new queries sit at positions
-    ``n_valid - t .. n_valid - 1`` and query i reads keys ``lo <= j <= n_valid - t + i``
-    (``lo`` from ``window`` as in prefill).  Precondition: ``t <= n_valid <= cache_len``;
+    ``n_valid`` counts the positions filled once the t new tokens are in, so the new queries sit at
+    positions ``p .. n_valid - 1`` (``p = n_valid - t``) and query i reads keys ``lo <= j <= p + i``
+    (``lo`` from ``window`` as in prefill).  Keys and values ``j < p`` come from the cache; those at
+    ``p .. p + t - 1`` are the new ones ``Kn``/``Vn`` whatever the cache holds there, as if they had been
+    appended first (transformers appends before attending; :func:`make_kv_append` does that on its own),
+    so the layer never copies the cache to put the new rows in.  The new queries, keys and values are
+    copied on chip first, so the score and value phases read the cache in its order (head, position, as
+    it streams in) and nothing else from a stream.  Precondition: ``t <= n_valid <= cache_len``;
     larger values are clamped to cache_len so the kernel never reads outside the cache.
     """
     group, scale = _attention_sizes("attention_decode", q_heads, kv_heads, head_dim, scale, window,
@@ -93,30 +97,45 @@ def make_attention_decode(q_heads: int, kv_heads: int, cache_len: int, head_dim:
              hint="the cache must hold the new tokens too: cache_len >= t")
     win = cache_len if window is None else min(window, cache_len)
     width = q_heads * head_dim
+    last = t - 1
 
     @sd.kernel
     def attention_decode(Q: f32[q_heads, t, head_dim], Kc: f32[kv_heads, cache_len, head_dim],
-                         Vc: f32[kv_heads, cache_len, head_dim], n_valid: i32) -> f32[t, width]:
+                         Vc: f32[kv_heads, cache_len, head_dim], Kn: f32[kv_heads, t, head_dim],
+                         Vn: f32[kv_heads, t, head_dim], n_valid: i32) -> f32[t, width]:
         O: f32[t, width]
         S: f32[q_heads, t, cache_len]  # scores, then probabilities: a row per head and query
         M: f32[q_heads, t]
         T: f32[q_heads, t]
         T4: f32[q_heads, t, 4]  # the softmax sums in 4 interleaved parts: a key j adds to part j % 4, so a part
         # recurs every 4th key, the fp32 add's latency, and a key of every head retires each cycle
+        Qb: f32[q_heads, t, head_dim]  # the new tokens' queries, keys and values, on chip before the phases
+        Kb: f32[kv_heads, t, head_dim]  # over the cache: those then move only the cache's rows, which stream in
+        Vb: f32[kv_heads, t, head_dim]  # (in their order: head, position) while the layer computes these
         n: i32 = max(min(n_valid, cache_len), t)
-        # each phase is one perfect loop nest, which Vitis flattens into a single pipeline over every head
-        for g, r, i, j in sd.grid(kv_heads, group, t, cache_len):  # a key per cycle: its head_dim products
+        p: i32 = n - t  # the new rows: keys and values p <= j < n are Kn[j - p], Vn[j - p]
+        # (in the order a q|k|v split writes them, each all heads; the query row outermost, so that no copy is
+        # fused into the scores' nest by head)
+        for i, h, e in sd.grid(t, q_heads, head_dim):
+            Qb[h, i, e] = Q[h, i, e]
+        for i, g, e in sd.grid(t, kv_heads, head_dim):
+            Kb[g, i, e] = Kn[g, i, e]
+        for i, g, e in sd.grid(t, kv_heads, head_dim):
+            Vb[g, i, e] = Vn[g, i, e]
+        # each phase is one perfect loop nest, which Vitis flattens into a single pipeline over every head; the
+        # cache's keys and values are read in its order, each row by a head's group of queries
+        for g, i, j, r in sd.grid(kv_heads, t, cache_len, group):  # a key per cycle: its head_dim products
             h: i32 = g * group + r
-            pos: i32 = n - t + i
+            pos: i32 = p + i
             lo: i32 = max(0, pos - win + 1)
             dot: f32 = 0.0
-            for e in range(head_dim):
-                dot += Q[h, i, e] * Kc[g, j, e]
+            for e in range(head_dim):  # (the new row's index clamped: in range, and read, only when it is one)
+                dot += Qb[h, i, e] * (Kb[g, max(0, min(j - p, last)), e] if j >= p and j < n else Kc[g, j, e])
             S[h, i, j] = dot * scale if j >= lo and j <= pos else -3.0e38  # keys outside lo..pos masked out
         for h, i in sd.grid(q_heads, t):
             M[h, i] = -3.0e38
-        for h, i, p in sd.grid(q_heads, t, 4):
-            T4[h, i, p] = 0.0
+        for h, i, q in sd.grid(q_heads, t, 4):
+            T4[h, i, q] = 0.0
         for i, j, h in sd.grid(t, cache_len, q_heads):  # the heads side by side: a key of every head per cycle
             M[h, i] = max(M[h, i], S[h, i, j])
         for i, j, h in sd.grid(t, cache_len, q_heads):
@@ -128,7 +147,8 @@ def make_attention_decode(q_heads: int, kv_heads: int, cache_len: int, head_dim:
             O[i, h * head_dim + e] = 0.0
         for i, j, g, r in sd.grid(t, cache_len, kv_heads, group):  # a value row into head_dim accumulators
             for e in range(head_dim):
-                O[i, (g * group + r) * head_dim + e] += S[g * group + r, i, j] * Vc[g, j, e]
+                O[i, (g * group + r) * head_dim + e] += S[g * group + r, i, j] * (
+                    Vb[g, max(0, min(j - p, last)), e] if j >= p and j < n else Vc[g, j, e])
         for i, h, e in sd.grid(t, q_heads, head_dim):
             O[i, h * head_dim + e] = O[i, h * head_dim + e] / T[h, i]
         return O

@@ -8,9 +8,11 @@ residual stream and the new keys and values ``[kv_heads, t, head_dim]``,
 rows ``pos .. pos + t - 1`` of the updated cache: ``LLM.schedule`` stores
 them in place (``g.store_at``), so a step writes those rows of the cache
 buffers and nothing else of them.  Prefill (``t`` = prompt length,
-``pos = 0``) and decode (``t = 1``) are the same function at two sizes:
-the new keys and values are appended to the cache first, and attention
-reads the cache (transformers appends before attending too).
+``pos = 0``) and decode (``t = 1``) are the same function at two sizes.
+Attention reads the cache for the positions before ``pos`` and the new keys
+and values for ``pos ..`` (what transformers, which appends before attending,
+reads there), so the cache goes from its DMA straight into attention and
+only the new rows are written back.
 
 Every block is a name in :data:`BLOCKS`; ``blocks={"mlp": my_kernel}``
 replaces one with a user kernel of the same interface (checked), or with a
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 import streamdsl as sd
 from streamdsl import f32, i32
 
-from .attention import make_attention_decode, make_kv_append
+from .attention import make_attention_decode
 from .config import FULL, LLMConfig, LLMError, user_loc
 from .head import make_residual_add
 from .linear import make_linear, make_qkv, make_qkv_fused
@@ -32,7 +34,7 @@ from .mlp import make_geglu_mlp, make_gpt2_mlp, make_swiglu_mlp
 from .norms import make_head_rmsnorm, make_layernorm, make_rmsnorm
 from .rope import make_rope
 
-BLOCKS = ("attn_norm", "qkv", "q_norm", "k_norm", "rope_q", "rope_k", "kv_append", "attention", "o_proj",
+BLOCKS = ("attn_norm", "qkv", "q_norm", "k_norm", "rope_q", "rope_k", "attention", "o_proj",
           "post_attn_norm", "residual", "mlp_norm", "mlp", "post_mlp_norm")
 
 
@@ -51,7 +53,6 @@ def _default_blocks(c: LLMConfig, t: int, s: int, kind: str) -> dict:
     H, D, Hq, Hkv, inter = c.hidden, c.head_dim, c.heads, c.kv_heads, c.intermediate
     window = c.sliding_window if kind != FULL else None
     b = {
-        "kv_append": make_kv_append(Hkv, s, D, t),
         "attention": make_attention_decode(Hq, Hkv, s, D, t, scale=c.attn_scale, window=window),
         "residual": make_residual_add(t, H),
         "o_proj": make_linear(t, c.q_dim, H, bias=c.o_bias),
@@ -113,7 +114,7 @@ def make_layer(c: LLMConfig, t: int, cache_len: int, kind: str = FULL, swaps: di
 def _gpt2(c: LLMConfig, t: int, S: int, b: dict):
     H, D, Hq, I = c.hidden, c.head_dim, c.heads, c.intermediate
     H3 = 3 * H
-    attn_norm, qkv, kv_append, attention = b["attn_norm"], b["qkv"], b["kv_append"], b["attention"]
+    attn_norm, qkv, attention = b["attn_norm"], b["qkv"], b["attention"]
     o_proj, residual, mlp_norm, mlp = b["o_proj"], b["residual"], b["mlp_norm"], b["mlp"]
 
     @sd.dataflow
@@ -123,9 +124,7 @@ def _gpt2(c: LLMConfig, t: int, S: int, b: dict):
                    n_valid: i32) -> (f32[t, H], f32[Hq, t, D], f32[Hq, t, D]):
         n1 = attn_norm(x, ln1, ln1_b)
         q, k, v = qkv(n1, qkv_w, qkv_b)
-        kc2 = kv_append(kc, k, pos)
-        vc2 = kv_append(vc, v, pos)
-        o = attention(q, kc2, vc2, n_valid)
+        o = attention(q, kc, vc, k, v, n_valid)
         a = o_proj(o, wo, bo)
         h = residual(a, x)
         n2 = mlp_norm(h, ln2, ln2_b)
@@ -138,7 +137,7 @@ def _gpt2(c: LLMConfig, t: int, S: int, b: dict):
 
 def _llama(c: LLMConfig, t: int, S: int, b: dict):
     H, D, Hkv, I, NQ, NKV = c.hidden, c.head_dim, c.kv_heads, c.intermediate, c.q_dim, c.kv_dim
-    attn_norm, qkv, rope_q, rope_k, kv_append = b["attn_norm"], b["qkv"], b["rope_q"], b["rope_k"], b["kv_append"]
+    attn_norm, qkv, rope_q, rope_k = b["attn_norm"], b["qkv"], b["rope_q"], b["rope_k"]
     attention, o_proj, residual, mlp_norm, mlp = b["attention"], b["o_proj"], b["residual"], b["mlp_norm"], b["mlp"]
 
     @sd.dataflow
@@ -150,9 +149,7 @@ def _llama(c: LLMConfig, t: int, S: int, b: dict):
         q, k, v = qkv(n1, wq, wk, wv)
         qr = rope_q(q, cos, sin)
         kr = rope_k(k, cos, sin)
-        kc2 = kv_append(kc, kr, pos)
-        vc2 = kv_append(vc, v, pos)
-        o = attention(qr, kc2, vc2, n_valid)
+        o = attention(qr, kc, vc, kr, v, n_valid)
         a = o_proj(o, wo)
         h = residual(a, x)
         n2 = mlp_norm(h, ln2)
@@ -167,7 +164,7 @@ def _qwen2(c: LLMConfig, t: int, S: int, b: dict):
     if not c.qkv_bias:
         return _llama(c, t, S, b)
     H, D, Hkv, I, NQ, NKV = c.hidden, c.head_dim, c.kv_heads, c.intermediate, c.q_dim, c.kv_dim
-    attn_norm, qkv, rope_q, rope_k, kv_append = b["attn_norm"], b["qkv"], b["rope_q"], b["rope_k"], b["kv_append"]
+    attn_norm, qkv, rope_q, rope_k = b["attn_norm"], b["qkv"], b["rope_q"], b["rope_k"]
     attention, o_proj, residual, mlp_norm, mlp = b["attention"], b["o_proj"], b["residual"], b["mlp_norm"], b["mlp"]
 
     @sd.dataflow
@@ -179,9 +176,7 @@ def _qwen2(c: LLMConfig, t: int, S: int, b: dict):
         q, k, v = qkv(n1, wq, wk, wv, bq, bk, bv)
         qr = rope_q(q, cos, sin)
         kr = rope_k(k, cos, sin)
-        kc2 = kv_append(kc, kr, pos)
-        vc2 = kv_append(vc, v, pos)
-        o = attention(qr, kc2, vc2, n_valid)
+        o = attention(qr, kc, vc, kr, v, n_valid)
         a = o_proj(o, wo)
         h = residual(a, x)
         n2 = mlp_norm(h, ln2)
@@ -195,7 +190,7 @@ def _qwen2(c: LLMConfig, t: int, S: int, b: dict):
 def _gemma3(c: LLMConfig, t: int, S: int, b: dict):
     H, D, Hkv, I, NQ, NKV = c.hidden, c.head_dim, c.kv_heads, c.intermediate, c.q_dim, c.kv_dim
     attn_norm, qkv, q_norm, k_norm = b["attn_norm"], b["qkv"], b["q_norm"], b["k_norm"]
-    rope_q, rope_k, kv_append, attention = b["rope_q"], b["rope_k"], b["kv_append"], b["attention"]
+    rope_q, rope_k, attention = b["rope_q"], b["rope_k"], b["attention"]
     o_proj, post_attn_norm, residual = b["o_proj"], b["post_attn_norm"], b["residual"]
     mlp_norm, mlp, post_mlp_norm = b["mlp_norm"], b["mlp"], b["post_mlp_norm"]
 
@@ -210,9 +205,7 @@ def _gemma3(c: LLMConfig, t: int, S: int, b: dict):
         kk = k_norm(k, kn)
         qr = rope_q(qq, cos, sin)
         kr = rope_k(kk, cos, sin)
-        kc2 = kv_append(kc, kr, pos)
-        vc2 = kv_append(vc, v, pos)
-        o = attention(qr, kc2, vc2, n_valid)
+        o = attention(qr, kc, vc, kr, v, n_valid)
         a = o_proj(o, wo)
         an = post_attn_norm(a, pan)
         h = residual(an, x)

@@ -241,10 +241,13 @@ class LLMPerf(ModelPerf):
                        "takes a DSP a MAC; fp32 adds of norms, attention and dequantisation take 2 DSPs each, or "
                        "~430 LUTs when the explorer moves a kernel's adds to LUTs, and fp32 multiplies 3 DSPs")
             red = [x for x in slow if x.name.split("_")[0] in ("layernorm", "rmsnorm", "attention")]
-            kv = [n for n in d.nodes.values() if n.kind == "task" and n.name.startswith("kv_append")]
+            caches = {pl.into for pl in d.schedule.placements().values()} if d.schedule is not None else set()
+            kv = [x for x in d.dmas if x.direction == "load" and x.tensor in caches]
             if kv:
-                out.append("the KV-cache append streams the whole cache through to attention, the new rows put in "
-                           "on the way: " + ", ".join(f"{n.name} {n.cycles}" for n in kv) + " cycles")
+                out.append("the KV caches go from their loads straight into attention (the new rows read apart, "
+                           "only they stored back), each over one m_axi port, since the new rows' store writes the "
+                           "same buffer: " + ", ".join(f"{x.name} {x.bytes / 2**10:.0f} KiB in {x.cycles} cycles "
+                                                       f"at {x.gbs:.1f} GB/s" for x in kv))
             if self.quant == "fp32":
                 out.append("each fp32 MAC lane costs 5 DSPs and sustains 1 MAC per fadd recurrence (the add's "
                            "latency less one cycle, on the scalar accumulator of every library linear); int8 x int4 "

@@ -16,7 +16,7 @@ import streamdsl as sd
 from streamdsl import f32, i8, i32
 
 from ._checks import named, sizes
-from .attention import make_attention_decode, make_kv_append
+from .attention import make_attention_decode
 from .config import FULL, LLMConfig
 from .head import make_residual_add
 from .layers import LayerSpec
@@ -85,7 +85,6 @@ def make_qlayer(c: LLMConfig, t: int, S: int, kind: str, scheme: str, pack: bool
     lin = make_linear_w8a8 if bits == 8 else functools.partial(make_linear_w4a8, pack=pack)
     H, D, Hq, Hkv, I, NQ, NKV = c.hidden, c.head_dim, c.heads, c.kv_heads, c.intermediate, c.q_dim, c.kv_dim
     window = c.sliding_window if kind != FULL else None
-    kv_append = make_kv_append(Hkv, S, D, t)
     attention = make_attention_decode(Hq, Hkv, S, D, t, scale=c.attn_scale, window=window)
     residual = make_residual_add(t, H)
     if c.family == "gpt2":
@@ -102,9 +101,7 @@ def make_qlayer(c: LLMConfig, t: int, S: int, kind: str, scheme: str, pack: bool
             n1 = norm(x, ln1, ln1_b)
             qkv = qkv_proj(n1, wqkv, sqkv, bqkv)
             q, k, v = split(qkv)
-            kc2 = kv_append(kc, k, pos)
-            vc2 = kv_append(vc, v, pos)
-            o = attention(q, kc2, vc2, n_valid)
+            o = attention(q, kc, vc, k, v, n_valid)
             a = o_proj(o, wo, so, bo)
             h = residual(a, x)
             n2 = norm(h, ln2, ln2_b)
@@ -149,9 +146,7 @@ def make_qlayer(c: LLMConfig, t: int, S: int, kind: str, scheme: str, pack: bool
             kk = k_norm(k, kn)
             qr = rope_q(qq, cos, sin)
             kr = rope_k(kk, cos, sin)
-            kc2 = kv_append(kc, kr, pos)
-            vc2 = kv_append(vc, v, pos)
-            o = attention(qr, kc2, vc2, n_valid)
+            o = attention(qr, kc, vc, kr, v, n_valid)
             a = o_proj(o, wo, so)
             an = norm(a, pan)
             h = residual(an, x)
@@ -185,9 +180,7 @@ def make_qlayer(c: LLMConfig, t: int, S: int, kind: str, scheme: str, pack: bool
             v = kv_heads(v2)
             qr = rope_q(q, cos, sin)
             kr = rope_k(k, cos, sin)
-            kc2 = kv_append(kc, kr, pos)
-            vc2 = kv_append(vc, v, pos)
-            o = attention(qr, kc2, vc2, n_valid)
+            o = attention(qr, kc, vc, kr, v, n_valid)
             a = o_proj(o, wo, so)
             h = residual(a, x)
             n2 = norm(h, ln2)
@@ -217,9 +210,7 @@ def make_qlayer(c: LLMConfig, t: int, S: int, kind: str, scheme: str, pack: bool
         v = kv_heads(v2)
         qr = rope_q(q, cos, sin)
         kr = rope_k(k, cos, sin)
-        kc2 = kv_append(kc, kr, pos)
-        vc2 = kv_append(vc, v, pos)
-        o = attention(qr, kc2, vc2, n_valid)
+        o = attention(qr, kc, vc, kr, v, n_valid)
         a = o_proj(o, wo, so)
         h = residual(a, x)
         n2 = norm(h, ln2)

@@ -52,6 +52,7 @@ from ..ir.memo import IdentityMemo
 from ..sched.rewrite import substitute
 from ..types import index
 from .itensor import ITensor
+from .packing import beats_of
 
 MAX_STEPS = 1 << 20  # a top-level loop with more iterations than this is one step
 
@@ -369,6 +370,7 @@ class StepTables:
     done: dict[str, tuple[int, ...]]  # result -> tokens written after each step
     tokens: dict[str, int]
     windows: frozenset = frozenset()  # inputs a one-token buffer serves (:func:`_one_token_window`)
+    piped: frozenset = frozenset()  # windows whose every token a pipelined loop reads in one of its iterations
 
     @property
     def split(self) -> set[int]:
@@ -504,10 +506,13 @@ def _strides(it: ITensor) -> np.ndarray:
     return out
 
 
-def _groups(body, runs, need: dict, done: dict) -> list[tuple[int, int, int, np.ndarray | None]]:
+def _groups(body, runs, need: dict, done: dict, beats: list[int]) -> list[tuple[int, int, int, np.ndarray | None]]:
     """The final steps as segments ``(first, last, stmt, values)`` of the fine steps: a loop stays split into
     its iterations (``values``) only where tokens move between them, and a pipelined loop only where each
-    iteration moves at most one token of each stream (its reads and writes then sit inside the pipeline);
+    iteration moves at most one token of each stream (its reads and writes then sit inside the pipeline)
+    and that costs no more than moving them outside it (``beats``: of a token of each stream, inputs then
+    results): every iteration of a pipeline takes as long as its widest move, so a whole row read in its
+    first iteration (a head split's) would hold up every other;
     any other loop is one step (``values`` None: its tokens read before it and written after it, earlier and
     later than needed, never the reverse)."""
     ins = [np.asarray(v, dtype=np.int64) for v in need.values()]
@@ -515,14 +520,20 @@ def _groups(body, runs, need: dict, done: dict) -> list[tuple[int, int, int, np.
     out, a = [], 0
     for idx, values in runs:
         b = a if values is None else a + len(values) - 1
-        if values is not None and b > a:
+        if values is not None:
             moves = [np.diff(np.concatenate(([t[a - 1] if a else 0], t[a:b + 1]))) for t in ins + outs]
             inside = any(m[1:].any() for m in moves[:len(ins)]) or any(m[:-1].any() for m in moves[len(ins):])
             narrow = all(m.max() <= 1 for m in moves)
-            if inside and (narrow or not pipelined(body[idx])):
+            if narrow and pipelined(body[idx]):
+                trips = b - a + 1
+                widest = max((w for w, m in zip(beats, moves) if m.any()), default=1)
+                narrow = trips * widest <= sum(w * int(m.sum()) for w, m in zip(beats, moves)) + trips
+            if b > a and inside and (narrow or not pipelined(body[idx])):
                 out.append((a, b, idx, values))
                 a = b + 1
                 continue
+            if b == a and not (narrow or not pipelined(body[idx])):
+                values = None  # one pipeline iteration moving several tokens of a stream: they move around it
         out.append((a, b, idx, values if values is not None and a == b else None))
         a = b + 1
     return out
@@ -564,7 +575,8 @@ def step_tables(k: Kernel, inputs: dict[str, ITensor], results: dict[str, ITenso
             last_write[tuple(slice(a, b + 1) for a, b in zip(lo[s], hi[s]))] = s
         ready = np.maximum.accumulate(np.maximum(last_write.reshape(-1), 0))  # token j may leave after step ready[j]
         done[name] = tuple(np.searchsorted(ready, np.arange(n_steps), side="right").tolist())
-    segs = _groups(body, runs, need, done) if merge else [
+    beats = [beats_of(it).beats for it in (*inputs.values(), *results.values())]
+    segs = _groups(body, runs, need, done, beats) if merge else [
         (a, a + (0 if v is None else len(v) - 1), n, v) for (n, v), a in zip(runs, np.cumsum(
             [0] + [1 if v is None else len(v) for _, v in runs])[:-1].tolist())]
     group = np.empty(n_steps, dtype=np.int64)  # per fine step: the final step it belongs to
@@ -581,8 +593,11 @@ def step_tables(k: Kernel, inputs: dict[str, ITensor], results: dict[str, ITenso
     last = np.concatenate(lasts)
     final = StepSeq((n, v) for _, _, n, v in segs)
     windows = frozenset(name for name, it in inputs.items() if _one_token_window(it, single[name], need[name], last, group))
-    return StepTables(final, {n: tuple(np.asarray(v)[last].tolist()) for n, v in need.items()},
-                      {n: tuple(np.asarray(v)[last].tolist()) for n, v in done.items()}, tokens, windows)
+    need = {n: tuple(np.asarray(v)[last].tolist()) for n, v in need.items()}
+    inpipe = np.array([v is not None and pipelined(body[n]) for _, _, n, v in segs for _ in ([0] if v is None else v)])
+    piped = frozenset(n for n in windows if inpipe[np.flatnonzero(np.diff(need[n], prepend=0))].all())
+    return StepTables(final, need, {n: tuple(np.asarray(v)[last].tolist()) for n, v in done.items()}, tokens,
+                      windows, piped)
 
 
 def _one_token_window(it: ITensor, single: np.ndarray, need: tuple[int, ...], last: np.ndarray,

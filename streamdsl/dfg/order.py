@@ -23,7 +23,7 @@ import numpy as np
 from ..ir.memo import IdentityMemo
 from ..ir.nodes import For, Kernel, Load, walk
 from ..sched import primitives as P
-from ..sched.schedule import apply_cached
+from ..sched.schedule import LoopRef, apply_cached
 from .access import _step_boxes, loop_range, pipelined, step_body, step_tables
 from .layout import LayoutRefusal, tiled
 
@@ -34,20 +34,20 @@ def _reads(s, name: str) -> bool:
 
 def _nest(k: Kernel, name: str) -> tuple[str, ...] | None:
     """The loop of ``k``'s step body that alone reads ``name``: ``(pipelined,)`` when it is the pipeline
-    itself, ``(outer, pipelined)`` when its body is the pipeline (a pair to fuse), else None."""
+    itself, ``(outer, ..., pipelined)`` when it is a perfect nest around the pipeline (loops to fuse), else
+    None."""
     body = step_body(k)
     readers = [s for s in body if _reads(s, name)]
     if len(readers) != 1 or not isinstance(readers[0], For) or loop_range(readers[0], {}) is None:
         return None
-    outer = readers[0]
-    if "pipeline" in outer.attrs:
-        return (outer.var,)
-    if pipelined(outer) or len(outer.body) != 1:
-        return None
-    inner = outer.body[0]
-    if not (isinstance(inner, For) and "pipeline" in inner.attrs) or loop_range(inner, {}) is None:
-        return None
-    return outer.var, inner.var
+    chain = [readers[0]]
+    while "pipeline" not in chain[-1].attrs:
+        lp = chain[-1]
+        if pipelined(lp) or len(lp.body) != 1 or not isinstance(lp.body[0], For) \
+                or loop_range(lp.body[0], {}) is None:
+            return None
+        chain.append(lp.body[0])
+    return tuple(lp.var for lp in chain)
 
 
 def _tile(k: Kernel, loop: str, name: str, shape) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -84,7 +84,7 @@ def _plan(k: Kernel, name: str, ty):
 
 def _plan_of(k: Kernel, nest: tuple[str, ...], name: str, ty):
     try:
-        fused, var = P.fuse(k, nest) if len(nest) == 2 else (k, nest[0])
+        fused, var = P.fuse(k, nest) if len(nest) > 1 else (k, nest[0])
     except P.Refusal:  # bounds fuse cannot take: the nest stays as it is
         return None
     got = _tile(fused, var, name, ty.shape)
@@ -106,12 +106,12 @@ _PLANS = IdentityMemo(_plan, 256)
 
 
 def stream_in_read_order(g) -> list[str]:
-    """Fuse and stream every graph input of rank 2 that one task reads a tile an iteration (module doc);
-    returns the edges streamed so."""
+    """Fuse and stream every graph input of rank 2 or more that one task reads a tile an iteration (module
+    doc; a KV cache row by row into attention's pipelines); returns the edges streamed so."""
     done = []
     for e in g.edges():
         node = g.graph.edges[e.name]
-        if not node.is_input or node.type.rank != 2 or len(node.consumers) != 1:
+        if not node.is_input or node.type.rank < 2 or len(node.consumers) != 1:
             continue
         task, arg = node.consumers[0]
         s = g.schedule(g.task(task))
@@ -120,8 +120,8 @@ def stream_in_read_order(g) -> list[str]:
         if plan is None:
             continue
         nest, tile, order = plan
-        if len(nest) == 2:
-            apply_cached(s, ("fuse", nest), lambda s: s.fuse(*(s.loop(v) for v in nest)))
+        if len(nest) > 1:
+            apply_cached(s, ("fuse", nest), lambda s: s.fuse(*(LoopRef(s, v) for v in nest)))  # by var: unique
         g.stream(e, tile=tile, order=order)
         done.append(e.name)
     return done

@@ -7,6 +7,10 @@ moving a token costs.  The timing model prices it and the HLS emitter writes it,
 * A DMA that is its tensor's only one, aligned and not placed, gets ``P`` ports and its stream ``P`` FIFOs:
   the largest divisor of its beats per token within the channels the allocation gave it, so beat ``j`` of a
   token travels on FIFO ``j % P`` and its words lie in buffer ``j % P`` (:meth:`.packing.Packing.split`).
+* The load of an input a store writes in place (a KV cache the new rows' store writes), which keeps one port,
+  but feeds a task whose pipeline takes a token an iteration (:attr:`.access.StepTables.piped`) spreads each
+  token over as many FIFOs as it has beats, beat ``j`` on FIFO ``j``: the port still moves a word a cycle,
+  and the pipeline takes a token a cycle of what the DMA has read ahead into the FIFOs.
   Every other stream is one FIFO.
 """
 from __future__ import annotations
@@ -28,7 +32,8 @@ MOVE_DEPTH = 2  # pipeline depth of a beat loop: a FIFO read (or write) and a bu
 @dataclass
 class StreamPlan:
     packings: dict[str, Packing] = field(default_factory=dict)  # tensor -> its DRAM packing
-    dma_lanes: dict[str, int] = field(default_factory=dict)  # DMA node -> its ports (and its stream's FIFOs)
+    dma_lanes: dict[str, int] = field(default_factory=dict)  # DMA node -> its stream's FIFOs
+    dma_ports: dict[str, int] = field(default_factory=dict)  # DMA node -> its m_axi ports (its FIFOs, or one)
     aligned: dict[str, bool] = field(default_factory=dict)  # DMA node -> a word a beat
     lanes: dict[str, int] = field(default_factory=dict)  # FIFO -> FIFOs side by side
     beats: dict[str, Beats] = field(default_factory=dict)  # FIFO -> the beats of its tokens
@@ -154,6 +159,7 @@ def stream_plan(low, placements: dict, channels: dict[str, float], ports: dict |
     for n in low.nodes.values():
         if n.dma is not None:
             per_tensor[n.dma.tensor] = per_tensor.get(n.dma.tensor, 0) + 1
+    written = {getattr(place, "into", None) for place in placements.values()}  # inputs a store writes in place
     for place in placements.values():  # a store into an input's buffer: that input's words are shared
         if getattr(place, "into", None) in per_tensor:
             per_tensor[place.into] += 1
@@ -182,6 +188,10 @@ def stream_plan(low, placements: dict, channels: dict[str, float], ports: dict |
             # for another m_axi adapter
             cap = min(cap, max(1, d.layout.num_tokens * bt.beats // BURST_WORDS))
             lanes = max(x for x in range(1, min(cap, bt.beats) + 1) if bt.beats % x == 0)
+        plan.dma_ports[n.name] = lanes
+        if lanes == 1 and n.kind == "load" and d.tensor in written and d.layout == p.layout and p.per_word == 1 \
+                and _piped(low, n):
+            lanes = bt.beats  # one port, a token's beats side by side in FIFOs (module doc)
         plan.dma_lanes[n.name] = lanes
     for f in low.streams:
         plan.beats[f.name] = beats_of(f.layout)
@@ -201,11 +211,20 @@ def stream_plan(low, placements: dict, channels: dict[str, float], ports: dict |
     for f in low.streams:  # a load's FIFOs that end in a store read with one lane: the load takes one too
         dst = low.nodes[f.dst]
         if dst.kind == "store" and plan.lanes[f.name] != plan.dma_lanes[dst.name]:
-            plan.dma_lanes[dst.name] = plan.lanes[f.name] = 1
+            plan.dma_lanes[dst.name] = plan.dma_ports[dst.name] = plan.lanes[f.name] = 1
     for n in low.nodes.values():
         if n.dma is not None:
-            plan.ports[n.dma.tensor] = max(plan.ports.get(n.dma.tensor, 1), plan.dma_lanes[n.name])
+            plan.ports[n.dma.tensor] = max(plan.ports.get(n.dma.tensor, 1), plan.dma_ports[n.name])
     return plan
+
+
+def _piped(low, n) -> bool:
+    """Does load ``n``'s one stream go straight to a task whose pipeline takes a token of it an iteration?"""
+    out = [f for f in low.streams if f.src == n.name]
+    if len(out) != 1 or low.nodes[out[0].dst].kind != "task":
+        return False
+    task = low.nodes[out[0].dst]
+    return any(p in task.tables.piped for p in task.ports.get(out[0].edge, ()))
 
 
 def buffer_ii(values_per_cycle: int, shape: tuple[int, ...], parts) -> int:

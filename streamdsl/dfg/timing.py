@@ -269,12 +269,12 @@ def _dma_tasks(b: Board, clock: float, tasks: dict[str, Task], dmas: list[DmaMod
     mem = b.memory
     port_gbs = mem.port_bits / 8 * clock / 1e3
     for d in dmas:
-        if d.name in plan.pinned and plan.dma_lanes[d.name] > 1:  # g.ports: a channel a port, as they ask
-            d.channels = float(plan.dma_lanes[d.name])
+        if d.name in plan.pinned and plan.dma_ports[d.name] > 1:  # g.ports: a channel a port, as they ask
+            d.channels = float(plan.dma_ports[d.name])
         elif d.name in plan.pinned:  # one port: what the allocation gave it, a channel at most
             d.channels = min(d.channels, 1.0)
-        elif d.channels >= 1:  # its own channels: one a port, as many as its stream has FIFOs
-            d.channels = float(min(math.ceil(d.channels - 1e-9), plan.dma_lanes[d.name]))
+        elif d.channels >= 1:  # its own channels: one a port, as many as it has ports
+            d.channels = float(min(math.ceil(d.channels - 1e-9), plan.dma_ports[d.name]))
         ports = max(1, math.ceil(d.channels - 1e-9))
         d.gbs = min(ports * port_gbs, d.channels * mem.channel_gbs)
         old = tasks[d.name]

@@ -4,7 +4,8 @@
   its cycles and token steps; with ``perf``, the modeled cycles and DSPs);
 * layout converters: hexagons with their buffer; forks: diamonds;
 * DMAs: cylinders (loads green, stores orange) with the memory bank(s) they use,
-  ``HBM[a:b]`` as a Vitis link config writes it;
+  ``HBM[a:b]`` as a Vitis link config writes it, one fact a line (banks, a shared
+  channel's share, bytes, rate) so that a rank of DMAs stays narrow;
 * FIFOs: edges labelled with their name, tokens and token shape, depth and
   where the depth came from, with the whole itensor (as ``print(g)`` shows it)
   in the edge's tooltip; the DRAM hand-off between regions is a dashed edge;
@@ -12,7 +13,10 @@
 
 The graph is ranked top to bottom with short edge labels, so a layer of a dozen kernels and their
 DMAs is about as wide as a screen and scrolls down (ranked left to right with the itensors on the
-edges, an LLM decode layer was 9,000 px wide).
+edges, an LLM decode layer was 9,000 px wide).  Its width is that of its widest rank: a kernel's
+DMAs sit side by side on the rank above it, beside its other producers and the FIFOs' labels (a
+decode attention reading its K/V caches takes five inputs), so labels are kept a few short lines
+and a kernel's own loads are stacked :data:`DMAS_A_ROW` a row.
 
 Banks: each region's DMAs take the memory's channels in order, as many as
 :func:`streamdsl.perf.model.allocate_channels` gives each (the smallest DMAs
@@ -35,6 +39,7 @@ from ..errors import caller_loc, user_facing
 from .common import VizError, check_perf, out_path, schedule_of
 
 DOT_TIMEOUT_S = 60
+DMAS_A_ROW = 3  # a kernel's own loads side by side on one rank; more are stacked in rows above them
 
 STYLE = {  # kind -> node attributes
     "task": dict(shape="box", style="rounded,filled", fillcolor="#dbe9f6"),
@@ -112,14 +117,38 @@ def _node_label(g, n, perf, mem, dmas, banks) -> str:
     arrow = f"DRAM -> {d.tensor}" if d.direction == "load" else f"{d.tensor} -> DRAM"
     lo, hi = banks[n.name]
     dm = dmas[n.name]
-    ch = f"{dm.channels:g} channel{'s' if dm.channels != 1 else ''}" if dm.channels >= 1 \
-        else f"{dm.channels:.2f} of a shared channel"
-    lines = [n.name, arrow, f"{_bank_text(mem.kind, lo, hi)}  {ch}"]
-    if perf is not None:
-        lines.append(f"{dm.bytes} B at {dm.gbs:g} GB/s, {dm.cycles} cycles")
+    bank = _bank_text(mem.kind, lo, hi)
+    # one fact a line: a rank often holds three or four DMAs beside a kernel (a layer's weights, its KV cache),
+    # and the widest line sets the cylinder's width (as "HBM[31]  0.59 of a shared channel" did)
+    lines = [n.name, arrow]
+    if dm.channels >= 1:
+        lines.append(f"{bank}  {dm.channels:g} channel{'s' if dm.channels != 1 else ''}")
     else:
-        lines.append(f"{dm.bytes} B, {d.words} bus words")
+        lines += [f"{bank} shared", f"{dm.channels:.2f} of a channel"]
+    lines.append(f"{dm.bytes} B, {d.words} bus words")
+    if perf is not None:
+        lines.append(f"{dm.gbs:g} GB/s, {dm.cycles} cycles")
     return "\n".join(lines)
+
+
+def stacked_loads(low) -> list[tuple[str, str]]:
+    """(upper, lower) load pairs that stack a kernel's own loads :data:`DMAS_A_ROW` a row.
+
+    dot puts a load one rank above its consumer, so a kernel fed by six loads (Qwen2's QKV: three
+    weights, three biases) gets a rank six cylinders wide beside its other producers.  A kernel's own
+    loads are the ones whose every FIFO goes to it; in design order, the i-th of them is drawn a rank
+    above the (i - DMAS_A_ROW)-th by an invisible edge between the two (its FIFO's label still sits
+    on its own edge: nothing is dropped)."""
+    outs: dict[str, set[str]] = {}
+    for f in low.fifos:
+        outs.setdefault(f.src, set()).add(f.dst)
+    own: dict[str, list[str]] = {}
+    for n in low.nodes.values():
+        if n.kind == "load" and len(outs.get(n.name, ())) == 1:
+            (dst,) = outs[n.name]
+            if low.nodes[dst].kind == "task":
+                own.setdefault(dst, []).append(n.name)
+    return [(loads[i], loads[i - DMAS_A_ROW]) for loads in own.values() for i in range(DMAS_A_ROW, len(loads))]
 
 
 @user_facing
@@ -160,6 +189,8 @@ def graph_dot(g, perf=None) -> str:
         d, src = g.depth(f.name)
         label = f"{f.name}\n{_tokens(f.layout)}\ndepth {d} ({src})"
         out.append(f"  {quote(f.src)} -> {quote(f.dst)} {_attrs(label=label, tooltip=describe(f.layout))};")
+    for upper, lower in stacked_loads(low):
+        out.append(f"  {quote(upper)} -> {quote(lower)} {_attrs(style='invis')};")
     out.append("}")
     return "\n".join(out) + "\n"
 

@@ -369,6 +369,16 @@ def test_attention_prefill_sliding_window_and_scale(window):
         close(got, ref.merge_heads(np.repeat(v, 2, axis=0)))
 
 
+def new_rows(kc, vc, n_valid, t):
+    """The keys and values of the t new tokens (cache rows n_valid - t ..), and the caches with junk in their place:
+    attention reads the new rows from its own inputs, not from the cache."""
+    kn, vn = (np.ascontiguousarray(c[:, n_valid - t:n_valid]) for c in (kc, vc))
+    stale = [c.copy() for c in (kc, vc)]
+    for c in stale:
+        c[:, n_valid - t:n_valid] = -7e2
+    return stale + [kn, vn]
+
+
 @pytest.mark.parametrize("n_valid", [1, 4, 7])
 def test_attention_decode_against_cache(n_valid):
     r = rng(20)
@@ -376,9 +386,23 @@ def test_attention_decode_against_cache(n_valid):
     q = randn(r, hq, 1, d)
     kc, vc = randn(r, hkv, s, d), randn(r, hkv, s, d)
     kc[:, n_valid:] = 1e3  # stale slots past n_valid must not be read
-    got = blocks.make_attention_decode(hq, hkv, s, d)(q, kc, vc, n_valid)
+    got = blocks.make_attention_decode(hq, hkv, s, d)(q, *new_rows(kc, vc, n_valid, 1), n_valid)
     assert got.shape == (1, hq * d)
     close(got, ref64.attention_decode(q, kc, vc, n_valid))
+
+
+def test_attention_decode_reads_what_an_append_leaves_bit_for_bit():
+    # the new rows in place of the cache's: the same bits as attention over the cache kv_append returns
+    r = rng(24)
+    hq, hkv, s, d, t = 4, 2, 8, 4, 3
+    q, kn, vn = randn(r, hq, t, d), randn(r, hkv, t, d), randn(r, hkv, t, d)
+    kc, vc = randn(r, hkv, s, d), randn(r, hkv, s, d)
+    attend = blocks.make_attention_decode(hq, hkv, s, d, t=t)
+    for pos in (0, 2, s - t):
+        kc2, vc2 = (blocks.make_kv_append(hkv, s, d, t)(c, x, pos) for c, x in ((kc, kn), (vc, vn)))
+        got = attend(q, kc, vc, kn, vn, pos + t)
+        np.testing.assert_array_equal(got, attend(q, kc2, vc2, kn, vn, pos + t))
+        close(got, ref64.attention_decode(q, kc2, vc2, pos + t))
 
 
 def test_attention_decode_chunk_equals_prefill_rows():
@@ -386,7 +410,7 @@ def test_attention_decode_chunk_equals_prefill_rows():
     r = rng(21)
     hq, hkv, s, d, t = 2, 1, 6, 4, 2
     q, k, v = qkv_inputs(r, hq, hkv, s, d)
-    got = blocks.make_attention_decode(hq, hkv, s, d, t=t)(np.ascontiguousarray(q[:, s - t:]), k, v, s)
+    got = blocks.make_attention_decode(hq, hkv, s, d, t=t)(np.ascontiguousarray(q[:, s - t:]), *new_rows(k, v, s, t), s)
     close(got, ref64.attention_prefill(q, k, v)[s - t:])
 
 
@@ -394,7 +418,7 @@ def test_attention_decode_window():
     r = rng(22)
     hq, hkv, s, d = 2, 1, 8, 2
     q, kc, vc = randn(r, hq, 1, d), randn(r, hkv, s, d), randn(r, hkv, s, d)
-    got = blocks.make_attention_decode(hq, hkv, s, d, window=3, scale=0.5)(q, kc, vc, 6)
+    got = blocks.make_attention_decode(hq, hkv, s, d, window=3, scale=0.5)(q, *new_rows(kc, vc, 6, 1), 6)
     close(got, ref64.attention_decode(q, kc, vc, 6, scale=0.5, window=3))
 
 
@@ -531,7 +555,7 @@ def _csim_cases():
         "embedding_gpt2": (blocks.make_gpt2_embedding(t, 5, n, 6),
                            (np.array([4, 1], np.int32), randn(r, 5, n), randn(r, 6, n), 3), True, {}),
         "attention_prefill_gqa": (blocks.make_attention_prefill(hq, hkv, 3, d, window=2), (q, k, v), False, {}),
-        "attention_decode": (blocks.make_attention_decode(hq, hkv, s, d), (qd, kc, vc, 4), False, {}),
+        "attention_decode": (blocks.make_attention_decode(hq, hkv, s, d), (qd, *new_rows(kc, vc, 4, 1), 4), False, {}),
         "swiglu": (blocks.make_swiglu_mlp(t, n, 12), (x, Wg, Wu, Wd), False, {}),
         "gelu": (blocks.make_gelu(t, n), (x,), False, {}),
         "argmax": (blocks.make_argmax(t, n), (x,), True, {}),

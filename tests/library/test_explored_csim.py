@@ -55,6 +55,23 @@ def test_the_explored_decode_layer_csims_like_the_simulator(family):
     assert any(t.startswith("attention") for t in ex.config.split)  # its dot products split into partial sums
     low = g.lowered()
     assert low.bundles and any(n.tables.windows for n in low.of_kind("task"))  # streamed and bundled as modeled
+    _csims_like_the_simulator(m, g)
+
+
+def test_a_cache_read_over_one_port_into_several_fifos_csims_like_the_simulator():
+    # heads of 32 values: a cache row is two beats, which attention's pipelines take a row an iteration from
+    # two FIFOs the cache's one port fills in turn
+    m = model(tiny("gpt2", heads=2, kv_heads=2, head_dim=32), max_len=8, quant="w4a8")
+    g = sd.explore(m, "u55c", t=1).best.schedule
+    plan = g.timing().plan
+    assert plan.ports["kc"] == plan.ports["vc"] == 1
+    assert plan.dma_lanes["load_kc"] > 1 and plan.dma_lanes["load_vc"] > 1
+    task = next(n for n in g.lowered().of_kind("task") if n.name.startswith("attention"))
+    assert {"Kc", "Vc"} <= task.tables.piped  # a row (or rows) an iteration of a pipeline
+    _csims_like_the_simulator(m, g)
+
+
+def _csims_like_the_simulator(m, g):
     fn = m.layer(1).function
     args = _args(fn, np.random.default_rng(5))
     want = scheduled(g, args)

@@ -90,11 +90,15 @@ def test_one_layer_is_one_fused_region_with_sized_fifos():
     config, _ = build_hf("llama")
     m = models.llama(config, max_len=16)
     g = m.schedule(1)
-    assert len(g.regions()) == 1 and len(g.tasks()) == 12
+    assert len(g.regions()) == 1 and len(g.tasks()) == 10
     res = g.simulate()
     assert all(v == 0 for v in res.backpressure.values())
     text = str(g)
-    assert "(sized)" in text and "kv_append" in text
+    assert "(sized)" in text and "attention_decode" in text
+    # the caches go from their loads into attention (no task copies them to put the new rows in)
+    low = g.lowered()
+    (kc,) = [f for f in low.streams if f.src == "load_kc"]
+    assert kc.dst.startswith("attention_decode") and not any(t.name.startswith("kv_append") for t in g.tasks())
 
 
 def test_a_step_stores_only_its_new_rows_into_the_caches_in_place():

@@ -75,7 +75,7 @@ def chain_design(fused: bool = True, sized: bool = True):
 
 @functools.lru_cache(maxsize=1)
 def llm_layer():
-    """GPT-2 Medium's decode layer as the LLM library schedules it (10 kernels, 18 DMAs, one region)."""
+    """GPT-2 Medium's decode layer as the LLM library schedules it (8 kernels, 18 DMAs, one region)."""
     from streamdsl.library.llm.config import preset
     from streamdsl.library.llm.models import model
 

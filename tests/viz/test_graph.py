@@ -16,7 +16,7 @@ import streamdsl
 from streamdsl import viz
 from streamdsl.errors import StreamDSLError
 from streamdsl.perf.model import model_design
-from streamdsl.viz.graph import quote
+from streamdsl.viz.graph import quote, stacked_loads
 
 SVG = "{http://www.w3.org/2000/svg}"
 PKG = str(Path(streamdsl.__file__).resolve().parent)
@@ -150,7 +150,9 @@ def test_full_size_layer_is_complete():
     dot = viz.graph_dot(g)
     texts = svg_texts(viz.graph_svg(g))
     low = g.lowered()
-    assert len(g.graph.tasks) == 10
+    # 8 kernels: 2 layernorms, the fused QKV, attention (reading the K/V caches row by row and the new
+    # row from its FIFO: no kv_append kernels), the output projection, the MLP and 2 residual adds
+    assert len(g.graph.tasks) == 8
     for name in low.nodes:
         assert name in texts
     labels = node_labels(dot)
@@ -159,6 +161,34 @@ def test_full_size_layer_is_complete():
     (lo, hi), = bank_ranges(labels["load_w_fc"])
     assert 0 <= lo <= hi <= 31
     assert max(h for n in low.nodes.values() if n.dma for _, h in bank_ranges(labels[n.name])) == 31
+
+
+def svg_width_px(svg: str) -> float:
+    return float(ET.fromstring(svg).get("viewBox").split()[2]) * 4 / 3  # pt -> CSS px
+
+
+def test_decode_layers_stay_a_screen_wide():
+    """Attention takes five inputs (q, the new k and v rows, the K and V caches), so the rank above it holds two
+    cache DMAs beside the forks and stores of the new rows; DMA labels are one short fact a line and a kernel's
+    own loads go DMAS_A_ROW a row, so GPT-2's and Qwen2's layers fit 1,400 px as Llama's does (test_htmlreport)."""
+    from streamdsl.library.llm.config import tiny
+    from streamdsl.library.llm.models import model
+
+    qwen = model(tiny("qwen2"), max_len=16).schedule(1)
+    # Qwen2's QKV reads 3 weights and 3 biases: the biases are stacked a rank above the weights
+    assert stacked_loads(qwen.lowered()) == [("load_bq", "load_wq"), ("load_bk", "load_wk"), ("load_bv", "load_wv")]
+    assert '"load_bq" -> "load_wq" [style="invis"];' in viz.graph_dot(qwen)
+    for g in (llm_layer(), qwen):
+        for perf in (None, model_design(g, "u55c")):
+            svg = viz.graph_svg(g, perf)
+            assert svg_width_px(svg) <= 1400, (g.graph.ir.name, perf is not None, svg_width_px(svg))
+            texts = svg_texts(svg)
+            for n in g.lowered().nodes.values():  # nothing was dropped to make it fit
+                assert n.name in texts
+            for d in (perf.dmas if perf is not None else g.timing().dmas):
+                node = g.lowered().nodes[d.name].dma
+                assert f"{d.bytes} B, {node.words} bus words" in texts
+                assert perf is None or f"{d.gbs:g} GB/s, {d.cycles} cycles" in texts
 
 
 def user_frames(excinfo) -> list[str]:

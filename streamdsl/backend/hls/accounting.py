@@ -125,7 +125,7 @@ def account_dataflow(prj, counts_text: str) -> Accounting:
             fn = prj.emitted["processes"][n.name]
             e, trips = next(((en, t) for (f, lb), (en, t) in counts.items() if f == fn), (0, 0))
             d = next(x for x in timing.dmas if x.name == n.name)
-            lanes = plan.dma_lanes[n.name]
+            lanes = plan.dma_ports[n.name]  # words an iteration of its beat loop: one a port
             words = trips * lanes if plan.aligned[n.name] else trips
             per_cycle = d.gbs * 1e9 / (timing.clock_mhz * 1e6)
             tok = max(1, d.tokens)

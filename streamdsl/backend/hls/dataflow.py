@@ -282,6 +282,19 @@ class DataflowEmitter:
                          f"{slot} % {per_value}));", depth)
 
             self.beats_loop(code, local, 1, label, str(it.num_tokens), bt.beats, body)
+        elif self.plan.aligned[n.name] and P == 1 < lanes and d.direction == "load":
+            # one port into several FIFOs: a word a cycle, in the order it lies in memory (a burst), beat j of a
+            # token to FIFO j % lanes
+            wv = local.fresh("w")
+
+            def body(depth: int, tok: str, grp: str) -> None:
+                code(f"const sd::word {wv} = {ports[0]}[{pk.word_expr(first_index(tok, '0'), grp)}];", depth)
+                for j, s in enumerate(self.stream(fifo)):
+                    writes = "".join(f" {self.stream(f)[j]}.write(sd::word_beat<{elem}, {bt.lanes}, {bits}>({wv}));"
+                                     for f in outs)
+                    code(f"if (({grp}) % {lanes} == {j}) {{{writes} }}", depth)
+
+            self.beats_loop(code, local, 1, label, str(it.num_tokens), bt.beats, body)
         elif self.plan.aligned[n.name]:
             per = bt.cycles(lanes)
 
