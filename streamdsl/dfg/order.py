@@ -21,9 +21,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.memo import IdentityMemo
+from ..ir import build as B
 from ..ir.nodes import For, Kernel, Load, walk
 from ..sched import primitives as P
+from ..sched.rewrite import substitute
 from ..sched.schedule import apply_cached
+from ..types import index
 from .access import _step_boxes, loop_range, pipelined, step_body, step_tables
 from .layout import LayoutRefusal, tiled
 
@@ -105,6 +108,75 @@ def _plan_of(k: Kernel, nest: tuple[str, ...], name: str, ty):
 _PLANS = IdentityMemo(_plan, 256)
 
 
+def _pipeline_reading(k: Kernel, name: str) -> tuple[For, list[For]] | None:
+    """The one pipelined loop of ``k``'s step body that reads ``name`` (all of its reads) and the loops around
+    it, when one top-level loop holds it."""
+    readers = [s for s in step_body(k) if _reads(s, name)]
+    if len(readers) != 1 or not isinstance(readers[0], For):
+        return None
+    found: list[tuple[For, list[For]]] = []
+
+    def visit(s, outer: list[For]) -> None:
+        if not isinstance(s, For):
+            return
+        if "pipeline" in s.attrs:
+            if _reads(s, name):
+                found.append((s, outer))
+            return
+        for b in s.body:
+            visit(b, outer + [s])
+
+    visit(readers[0], [])
+    return found[0] if len(found) == 1 else None
+
+
+def _pipeline_tiling(k: Kernel, name: str, ty, current):
+    """(tile, order) of what one iteration of the pipeline reading ``name`` reads, in the order its iterations
+    read them, when no step then needs a larger share of ``name`` before it than under ``current`` (its layout
+    now).  A step of a loop around the pipeline (a head of a q/k/v projection) then still reads its tokens
+    before it starts, but each token is what the pipeline reads at once, which its buffer's partition (made for
+    the pipeline's lanes) takes in a beat: a row of the weight, read where the lanes read a column, went into
+    one bank, two values a cycle."""
+    got = _pipeline_reading(k, name)
+    if got is None:
+        return None
+    pipe, outer = got
+    rng = loop_range(pipe, {})
+    fixed = {}
+    for lp in outer:  # the loops around the pipeline at their first iteration: the tile does not depend on them
+        r = loop_range(lp, {})
+        if r is None:
+            return None
+        fixed[lp.var] = r[0]
+    if rng is None or rng[1] <= rng[0]:
+        return None
+    body = pipe
+    for var, lo in fixed.items():
+        body = substitute(body, var, B.const(lo, index))
+    reads, _ = _step_boxes((body,), [(0, np.array([rng[0], rng[0] + 1], dtype=np.int64))], {name: tuple(ty.shape)})
+    box, valid = reads[name]
+    if not valid.all():
+        return None
+    tile = tuple(int(b) for b in box[0, :, 1] - box[0, :, 0] + 1)
+    moving = [d for d in range(len(ty.shape)) if box[1, d, 0] != box[0, d, 0]]
+    if len(moving) != 1:
+        return None
+    order = tuple(d for d in range(len(ty.shape)) if d != moving[0]) + (moving[0],)
+    try:
+        lay = tiled(ty, tile, order)
+    except LayoutRefusal:
+        return None
+    if lay == current:
+        return None
+    new, now = step_tables(k, {name: lay}, {}), step_tables(k, {name: current}, {})
+    if any(a * current.num_tokens > b * lay.num_tokens for a, b in zip(new.need[name], now.need[name])):
+        return None
+    return tile, order
+
+
+_PIPELINE_TILINGS = IdentityMemo(_pipeline_tiling, 256)
+
+
 def stream_in_read_order(g) -> list[str]:
     """Fuse and stream every graph input of rank 2 that one task reads a tile an iteration (module doc);
     returns the edges streamed so."""
@@ -118,6 +190,10 @@ def stream_in_read_order(g) -> list[str]:
         name = s.ir.params[arg].name
         plan = _PLANS(s.ir, name, node.type)
         if plan is None:
+            tiling = _PIPELINE_TILINGS(s.ir, name, node.type, g.layout(e.name, task))
+            if tiling is not None:
+                g.stream(e, tile=tiling[0], order=tiling[1])
+                done.append(e.name)
             continue
         nest, tile, order = plan
         if len(nest) == 2:

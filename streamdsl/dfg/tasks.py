@@ -114,7 +114,7 @@ def task_ir(k: Kernel, n, plan: StreamPlan, fifos: dict, in_edges: list[str], ou
         """A token's cycles: its beats over the FIFOs, at the ports of the buffers it fills or empties."""
         f = fifos[e]
         bt, lanes = plan.beats[f.name], plan.lanes[f.name]
-        ii = max(buffer_ii(lanes * bt.lanes, *buffer(p)) for p in n.ports[e])
+        ii = max(buffer_ii(lanes * bt.lanes, *buffer(p), f.layout.element) for p in n.ports[e])
         return bt.cycles(lanes) * ii
 
     token = {e: cycles(e) for e in in_edges + out_edges if e in fifos}
