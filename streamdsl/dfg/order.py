@@ -14,7 +14,12 @@ the lanes' pipeline); it fuses the two (``s.fuse``: the perfect nest Vitis
 flattens anyway, now one step an iteration) and streams the input in tiles
 of what one iteration reads, in the order the iterations read them, when
 the step tables then move one token an iteration through a one-token window
-(:attr:`~.access.StepTables.windows`).  Anything else keeps its layout.
+(:attr:`~.access.StepTables.windows`).  An input read a step at a time by a
+pipeline inside a top-level loop that is more than its pipeline (a head of a
+q/k/v projection: the accumulators' reset, the pipeline, the head's results)
+streams in tiles of what one iteration of the pipeline reads, when no step
+then needs more of it ahead (:func:`_pipeline_tiling`).  Anything else keeps
+its layout.
 """
 from __future__ import annotations
 
@@ -33,6 +38,10 @@ from .layout import LayoutRefusal, tiled
 
 def _reads(s, name: str) -> bool:
     return any(isinstance(n, Load) and n.name == name for n in walk(s))
+
+
+def _loads(s, name: str) -> int:
+    return sum(1 for n in walk(s) if isinstance(n, Load) and n.name == name)
 
 
 def _nest(k: Kernel, name: str) -> tuple[str, ...] | None:
@@ -58,7 +67,12 @@ def _tile(k: Kernel, loop: str, name: str, shape) -> tuple[tuple[int, ...], tupl
     (the dim that moves from one iteration to the next innermost)."""
     body = step_body(k)
     n = next(i for i, s in enumerate(body) if isinstance(s, For) and s.var == loop)
-    lo = loop_range(body[n], {})[0]
+    return _iteration_tile(body, n, loop_range(body[n], {})[0], name, shape)
+
+
+def _iteration_tile(body, n: int, lo: int, name: str, shape) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """(tile, order) of what iteration ``lo`` of loop ``body[n]`` reads of ``name``, the dim that moves at the
+    next iteration innermost; None unless exactly one dim moves."""
     reads, _ = _step_boxes(body, [(n, np.array([lo, lo + 1], dtype=np.int64))], {name: tuple(shape)})
     box, valid = reads[name]
     if not valid.all():
@@ -127,7 +141,9 @@ def _pipeline_reading(k: Kernel, name: str) -> tuple[For, list[For]] | None:
             visit(b, outer + [s])
 
     visit(readers[0], [])
-    return found[0] if len(found) == 1 else None
+    if len(found) != 1 or _loads(found[0][0], name) != _loads(readers[0], name):
+        return None
+    return found[0]
 
 
 def _pipeline_tiling(k: Kernel, name: str, ty, current):
@@ -153,15 +169,10 @@ def _pipeline_tiling(k: Kernel, name: str, ty, current):
     body = pipe
     for var, lo in fixed.items():
         body = substitute(body, var, B.const(lo, index))
-    reads, _ = _step_boxes((body,), [(0, np.array([rng[0], rng[0] + 1], dtype=np.int64))], {name: tuple(ty.shape)})
-    box, valid = reads[name]
-    if not valid.all():
+    got = _iteration_tile((body,), 0, rng[0], name, ty.shape)
+    if got is None:
         return None
-    tile = tuple(int(b) for b in box[0, :, 1] - box[0, :, 0] + 1)
-    moving = [d for d in range(len(ty.shape)) if box[1, d, 0] != box[0, d, 0]]
-    if len(moving) != 1:
-        return None
-    order = tuple(d for d in range(len(ty.shape)) if d != moving[0]) + (moving[0],)
+    tile, order = got
     try:
         lay = tiled(ty, tile, order)
     except LayoutRefusal:
