@@ -6,21 +6,27 @@ accelerator as built (int4 weights, int8 activations into int32 MACs; norms, att
 in fp32); the paper's numbers are its measurements on the board.
 
 The headline table (latency, TTFT, tok/s) is llm_perf's: the EXPLORED layer design, the layer kernels alone
-(no launches, no PCIe, no host work).  `streamdsl llm build` does not emit that design.  Beside it, the end-to-end
-model (library/llm/e2e.py) prices what a user waits for when the generated host program runs a layer design:
-every layer kernel, one XRT launch per layer per step, the host's PCIe buffer syncs, and the embedding, final norm
-and fp32 LM head on the host CPU (assumptions printed with their sources; loading the xclbin and weights, the
---logits file and process start-up are not counted).  Two rows per size:
+(no head, no launch, no PCIe).  `streamdsl llm build` does not emit that design.  Beside it, the end-to-end model
+(library/llm/e2e.py) prices what a user waits for from the one-kernel design the build writes: one launch a
+generate call, the prompt ids in and the generated ids out over PCIe, and on the card per step the embedding
+gather, every layer kernel in order and the device head (final norm, LM head, greedy argmax: token.device_head)
+when the step yields a token (assumptions printed with their sources; loading the xclbin and the weights and
+process start-up are not counted).  Three rows per size:
 
 * emitted: the layer kernels `streamdsl llm build FAMILY --config full --quant w4a8 --max-len IN+OUT
-  --prefill-len IN` writes (the explored decode layer, the default prefill layer), in its host program: `emitted` true;
-* explored: the headline's explored layer design in that host program: `emitted` false (not what is written).
+  --prefill-len IN` writes (the explored decode layer, the default prefill layer) and its head: `emitted` true;
+* emitted, prefill "decode": the same build with `--prefill-len 1` (no prefill layer: the prompt goes through
+  the decode layers a token at a time): `emitted` true;
+* explored: the headline's explored layer design in the same kernel: `emitted` false (not what is written).
 
---json FILE writes both rows of each model and size as a list of {"model", "in", "out", "design",
+Each model's decode layer is explored once: llm_perf's exploration of the packed linears is the build's, and the
+emitted row reuses it (it explores again only when llm_perf kept the unpacked decode layer).
+
+--json FILE writes the three rows of each model and size as a list of {"model", "in", "out", "design",
 "decode_tps_end_to_end", "ttft_ms", "latency_ms", "hbm_roofline_tps", "fits", "emitted"}: hbm_roofline_tps is
 the board's HBM bandwidth over every weight a token reads (layers and LM head, W4A8); fits is true when both
-phases' layer kernels exist and fit the board together (AcceleratorProject.fit's rule: each SLR less the
-platform's 10 %, within UG1393's per-SLR guideline).
+phases' layer kernels exist and they and the head fit the board together (each SLR less the platform's 10 %,
+within UG1393's per-SLR guideline).
 
     .venv/bin/python benchmarks/paper_table4.py [--quick] [--json FILE]
 """
@@ -29,7 +35,7 @@ import json
 import time
 
 from streamdsl.library.llm.config import preset
-from streamdsl.library.llm.e2e import HostCosts, end_to_end, explored_end_to_end
+from streamdsl.library.llm.e2e import end_to_end, explored_end_to_end
 from streamdsl.library.llm.models import model
 from streamdsl.library.llm.perf import W4A8, llm_perf
 
@@ -61,16 +67,24 @@ for name in MODELS:
               f"{p.tokens_per_s:>8.2f} {ps:>7} {p.hbm_roofline_tps:>9.0f} {100 * p.tokens_per_s / p.hbm_roofline_tps:>6.2f}% "
               f"{p.fp32_roofline_tps:>9.0f} {'yes' if fits else 'NO':>5} {time.time() - t0:>5.1f}")
         last = p
-        ends += [end_to_end(preset(name), "u55c", n_in, n_out, "w4a8"), explored_end_to_end(p)]
-    print("end to end (the generated host program: layer kernels + launches + PCIe syncs + host embedding, norm, LM head):")
-    print(f"{'[in:out]':>10} {'design':>9} {'emitted':>8} {'tok/s e2e':>10} {'kernels':>9} {'TTFT ms':>10} "
-          f"{'latency ms':>11} {'step: device':>13} {'launch':>7} {'PCIe':>6} {'host ms':>8} {'HBM roof':>9} {'fits':>5}")
-    for e in ends[-2 * len(SIZES):]:
+        # llm_perf's packed decode exploration is the build's: reused unless it kept the unpacked decode layer
+        reuse = {lp.kind: lp.exploration for lp in p.layers} if p.pack in (True, "decode") else None
+        ends += [end_to_end(preset(name), "u55c", n_in, n_out, "w4a8", explored=reuse),
+                 end_to_end(preset(name), "u55c", n_in, n_out, "w4a8", prefill_len=1, explored=reuse),
+                 explored_end_to_end(p)]
+    print("end to end (one generate kernel, one launch a call: ids over PCIe, per step the gather, every layer, the "
+          "head):")
+    print(f"{'[in:out]':>10} {'design':>9} {'prefill':>7} {'emitted':>8} {'tok/s e2e':>10} {'paper':>7} {'layers':>8} {'TTFT ms':>10} "
+          f"{'paper':>7} {'latency ms':>11} {'paper':>8} {'step ms':>8} {'head ms':>8} {'HBM roof':>9} {'% roof':>7} "
+          f"{'fits':>5}")
+    for e in ends[-3 * len(SIZES):]:
         st = e.decode_step()
-        print(f"{f'[{e.prompt}:{e.gen}]':>10} {e.design:>9} {'yes' if e.emitted else 'no':>8} {e.tokens_per_s:>10.2f} "
-              f"{e.kernel_tokens_per_s:>9.2f} {e.ttft_s * 1e3:>10.2f} {e.latency_s * 1e3:>11.1f} "
-              f"{st.device_s * 1e3:>13.3f} {st.launch_s * 1e3:>7.3f} {st.pcie_s * 1e3:>6.3f} {st.host_s * 1e3:>8.2f} "
-              f"{e.hbm_roofline_tps:>9.0f} {'yes' if e.fits else 'NO':>5}")
+        pl, pt, ps = PAPER[(e.prompt, e.gen)] if name == "gpt2-medium" else ("-", "-", "-")
+        print(f"{f'[{e.prompt}:{e.gen}]':>10} {e.design:>9} {e.prefill_len if e.prefill_len > 1 else 'decode':>7} "
+              f"{'yes' if e.emitted else 'no':>8} {e.tokens_per_s:>10.2f} "
+              f"{ps:>7} {e.layer_tokens_per_s:>8.2f} {e.ttft_s * 1e3:>10.3f} {pt:>7} {e.latency_s * 1e3:>11.2f} "
+              f"{pl:>8} {st.total_s * 1e3:>8.3f} {st.head_s * 1e3:>8.3f} {e.hbm_roofline_tps:>9.0f} "
+              f"{100 * e.tokens_per_s / e.hbm_roofline_tps:>6.2f}% {'yes' if e.fits else 'NO':>5}")
     print("why the gaps (from the model's own numbers):")
     for g in last.gaps():
         print("  -", g)
@@ -94,12 +108,9 @@ for name in MODELS:
 print("  (streamed: FIFOs at their sized depths + ping-pong converters between kernels of the region; unfused: each "
       "intermediate a whole ping-pong array. The library streams activations by token row and per-head tensors "
       "and KV caches by head, so a FIFO holds whole rows or heads.)")
-print("\nend-to-end assumptions (every row):")
-for a in HostCosts().assumptions():
+print("\nend-to-end assumptions (every row; the embedding row's size is the first model's):")
+for a in ends[0].assumptions():
     print("  -", a)
-print("  - the host runs every step in turn (run.start(); run.wait() per layer); attention walks the whole KV "
-      "cache at every step (masked, constant trips); not counted: loading the xclbin and weights, the --logits "
-      "file, the RoPE rows' memcpy, process start-up")
 if ARGS.json:
     with open(ARGS.json, "w") as f:
         json.dump([e.row() for e in ends], f, indent=1)

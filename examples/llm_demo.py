@@ -7,8 +7,10 @@
 2. Generates greedily from "The capital of France is" on the reference
    simulator and checks it against the library's NumPy model of the same
    weights (token for token; the test suite also checks transformers).
-3. Runs the decode layer accelerator in the token-level simulator.
-4. Writes the Vitis HLS project of the accelerator, and an HTML report of the
+3. Writes the Vitis HLS project of the accelerator (one kernel runs a whole
+   generate call on the device: embedding, every layer, head, argmax) and
+   C-simulates one launch of it with g++: the prompt ids in, the new ids out.
+4. Runs the decode layer as emitted in the token-level simulator, and writes an HTML report of the
    decode layer on the U55C (numbers, graph, timeline, roofline, the HLS C++,
    the IR and the schedule; with the model's TTFT and tokens/s from
    ``llm_perf``) to OUTPUT_DIR_report/report.html: one file, open it in a browser.
@@ -61,7 +63,13 @@ def main(output: str = "smollm2_accelerator") -> None:
     prj = model.build("hls", output=out)  # the decode layer sd.explore finds fastest on the U55C, and prefill
     print(f"wrote the HLS project to {out}/ ({time.perf_counter() - start:.1f} s): {prj}")
     fit = prj.fit()
-    print(f"both layer kernels on the U55C together: {'fit' if fit.fits else 'do NOT fit'} (prj.fit() says where)")
+    print(f"its layers (both phases) and head on the U55C together: {'fit' if fit.fits else 'do NOT fit'} "
+          "(prj.fit() says where)")
+
+    start = time.perf_counter()
+    launch = prj.csim(ids, NEW_TOKENS)  # g++ C-simulation of one launch of the generate kernel
+    print(f"C-simulation of one launch of {prj.generate.kernel}: {tokenizer.decode(launch)!r} "
+          f"({time.perf_counter() - start:.1f} s with g++): {'same tokens' if launch == new else 'DIFFERENT tokens'}")
 
     g = prj.variant("decode").project.schedule  # the decode layer as emitted (print(g) shows it whole)
     res = g.simulate()
@@ -76,7 +84,7 @@ def main(output: str = "smollm2_accelerator") -> None:
                           quiet=True)
     print(f"wrote the HTML report to {report} ({time.perf_counter() - start:.1f} s): modeled on the U55C, layer "
           f"kernels alone, TTFT {perf.ttft_s * 1e3:.1f} ms, decode {perf.tokens_per_s:.0f} tokens/s")
-    if not ok or not text.startswith(" Paris"):
+    if not ok or launch != new or not text.startswith(" Paris"):
         raise SystemExit("FAILED: the accelerator did not continue ' Paris' like the reference")
     print("OK")
 

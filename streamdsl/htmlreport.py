@@ -21,6 +21,10 @@ What goes in, by target:
 * an LLM performance object (``llm_perf``; duck-typed, the core never imports
   the library): TTFT, tokens/s, rooflines, gaps and assumptions, then its
   decode layer design as above;
+* an end-to-end model of a generate call (the LLM library's ``end_to_end``,
+  duck-typed): its tokens/s, TTFT and latency, a decode step, TTFT and the call
+  by part, every kernel of the generate kernel and whether they fit together,
+  its assumptions, then its first decode layer design as above;
 * an ``@sd.kernel`` function or a kernel ``Schedule``: the cost model's
   cycles, loops and resources, the HLS C++, the IR and the trace.
 
@@ -124,6 +128,10 @@ class Page:
     explored: Table | None = None
     explored_note: str = ""
     llm_note: str = ""
+    e2e_cards: list[tuple[str, str, str]] = field(default_factory=list)
+    e2e_parts: Table | None = None
+    e2e_kernels: Table | None = None
+    e2e_note: str = ""
     code: list[Code] = field(default_factory=list)
     ir: list[Code] = field(default_factory=list)
     traces: list[Code] = field(default_factory=list)
@@ -137,6 +145,8 @@ class Page:
             out.append(("design", "Design"))
         if self.llm_layers is not None:
             out.append(("llm", "LLM layers"))
+        if self.e2e_parts is not None:
+            out.append(("e2e", "End to end"))
         if self.timeline or self.roofline:
             out.append(("plots", "Timeline & roofline"))
         if self.resources:
@@ -263,6 +273,11 @@ def _is_llm_perf(obj) -> bool:
     from .perf.modelperf import ModelPerf
 
     return isinstance(obj, ModelPerf)
+
+
+def _is_end_to_end(obj) -> bool:
+    """The LLM library's end-to-end model of a generate call (``end_to_end``)."""
+    return all(hasattr(obj, a) for a in ("decode_step", "prompt_steps", "call", "designs", "assumptions"))
 
 
 def _is_exploration(obj) -> bool:
@@ -446,6 +461,42 @@ def _llm(page: Page, lp) -> None:
     page.assumptions.insert(0, ("LLM model", list(lp.assumptions())))
 
 
+def _e2e(page: Page, e) -> None:
+    """The figures of an end-to-end model, by part, and the kernels of its generate kernel (its own numbers)."""
+    step, first, call = e.decode_step(), e.ttft(), e.call()
+    fit = e.fit()
+    together = ("no prefill kernel: both phases are needed" if fit is None else
+                "every kernel fits the board together" if fit.fits else "; ".join(fit.problems))
+    page.e2e_cards += [
+        ("decode, end to end", f"{_rate(e.tokens_per_s)} tokens/s",
+         f"{step.total_s * 1e3:.3f} ms a step; the layer kernels alone {_rate(e.layer_tokens_per_s)} tokens/s"),
+        ("TTFT", f"{e.ttft_s * 1e3:.3f} ms", f"prompt of {e.prompt} tokens, one launch"),
+        ("latency", f"{e.latency_s * 1e3:.2f} ms", f"the generate call for [in:out] = [{e.prompt}:{e.gen}]"),
+        ("HBM roofline", f"{_rate(e.hbm_roofline_tps)} tokens/s",
+         f"end to end at {100 * e.tokens_per_s / e.hbm_roofline_tps:.2f} %"),
+        ("fits", "yes" if e.fits else "NO", together),
+    ]
+
+    def row(what, c):
+        return [Cell(what), Cell(f"{c.total_s * 1e3:.3f}"), Cell(f"{c.gather_s * 1e3:.3f}"),
+                Cell(f"{c.layers_s * 1e3:.3f}"), Cell(f"{c.heads} x, {c.head_s * 1e3:.3f}"),
+                Cell(f"{c.launches} x, {c.launch_s * 1e3:.3f}"), Cell(f"{c.syncs} x, {_bytes(c.pcie_bytes)}, "
+                                                                     f"{c.pcie_s * 1e3:.3f}")]
+
+    page.e2e_parts = Table(["", "total ms", "gather ms", "layers ms", "head ms", "launch ms", "PCIe ms"],
+                           [row("a decode step", step), row("TTFT", first), row("the generate call", call)], "lrrrrrr",
+                           caption=f"{e.name} on {e.board.name}, {e.quant.upper()}: one generate kernel, one launch "
+                           f"a call ({e.design} layer design; "
+                           f"{'emitted by ' + e.build_command if e.emitted else 'not emitted'})")
+    page.e2e_kernels = Table(
+        ["kernel", "latency", "cycles", "fits alone"],
+        [[Cell(name), Cell(f"{d.latency_s * 1e6:.1f} us"), Cell(_num(d.cycles)),
+          Cell("yes" if d.fits else "NO", cls="" if d.fits else "bad")]
+         for name, d in e.designs().items() if d is not None], "lrrl",
+        caption="the kernels the generate kernel calls; together: " + together)
+    page.assumptions.insert(0, ("end to end", list(e.assumptions())))
+
+
 def _exploration_table(page: Page, ex) -> None:
     from .explorer import HEADER
 
@@ -516,6 +567,9 @@ def build_page(target, *, board="u55c", title: str | None = None, llm=None, loc=
     if llm is not None and not _is_llm_perf(llm):
         raise ReportError(f"llm= takes an llm_perf(...) result, got {type(llm).__name__}", loc,
                           hint="from streamdsl.library.llm.perf import llm_perf; write_report(g, out, llm=llm_perf(model))")
+    e2e = target if _is_end_to_end(target) else None
+    if e2e is not None:  # reported as its first decode layer design, its end-to-end figures above it
+        target = e2e.layers[0].decode
     kind, g, perf, ex, lp, ks = _resolve(target, board, loc)
     page = Page(title="", version=__version__)
     if kind == "kernel":
@@ -535,6 +589,11 @@ def build_page(target, *, board="u55c", title: str | None = None, llm=None, loc=
         page.title = title or f"{lp.name} on {perf.board.name}"
         page.subtitle = (f"LLM performance model at [{lp.prompt}:{lp.gen}]; below: the explored decode layer design "
                          f"{name}")
+    elif e2e is not None:
+        page.title = title or f"{e2e.name} end to end on {e2e.board.name}"
+        page.subtitle = (f"one generate kernel at [{e2e.prompt}:{e2e.gen}], {e2e.quant.upper()}; below: its "
+                         f"{e2e.layers[0].kind} decode layer design {name}")
+        _e2e(page, e2e)
     else:
         page.title = title or f"dataflow {name} on {perf.board.name}"
         page.subtitle = (f"{perf.board.name} ({perf.board.part}) at {perf.clock_mhz:g} MHz: model estimates from the "
@@ -593,7 +652,7 @@ def write_report(design, out_dir, *, board="u55c", title: str | None = None, qui
 # ------------------------------------------------------------------ notebooks
 def present(obj) -> str:
     """The ``_repr_html_`` of anything the lower parts hand up (registered as ``present``/``html``)."""
-    if _is_llm_perf(obj) or _is_exploration(obj) or _is_design_perf(obj):
+    if _is_llm_perf(obj) or _is_exploration(obj) or _is_design_perf(obj) or _is_end_to_end(obj):
         return perf_html(obj)
     return notebook_html(obj)
 
@@ -623,6 +682,10 @@ def perf_html(obj) -> str:
     if _is_llm_perf(obj):
         _llm(page, obj)
         page.title = f"{obj.name} on {obj.board.name}"
+        perf = obj.layers[0].decode if obj.layers else None
+    elif _is_end_to_end(obj):
+        _e2e(page, obj)
+        page.title = f"{obj.name} end to end on {obj.board.name}"
         perf = obj.layers[0].decode if obj.layers else None
     elif _is_exploration(obj):
         _exploration_table(page, obj)

@@ -1,39 +1,45 @@
 """End to end: what a user of the project ``streamdsl llm build`` writes waits for, per token and to the first.
 
-``end_to_end(config, board="u55c", prompt=32, gen=32, quant="w4a8")`` prices the emitted design: the layer
-kernels ``LLM.build`` writes (the decode layer ``model.explored(kind, board)``, the prefill layer
-``model.schedule(t, kind, decode=...)`` reading its ports, of the model ``streamdsl llm build FAMILY --config full
---quant QUANT --max-len PROMPT+GEN --prefill-len PROMPT`` makes, the CLI's own ``model_of``) run by the host
-program it writes (``templates/host.cpp.j2``), step by step as that program runs them:
+``end_to_end(config, board="u55c", prompt=32, gen=32, quant="w4a8")`` prices the one-kernel design: the xclbin
+holds one kernel, ``<family>_generate`` (:mod:`.device`), that runs a whole generate call on the card, and the
+host launches it once a call.  The layer kernels it calls are the ones ``LLM.build`` writes (the decode layer
+``model.decode_layer(kind, "explored", board)``, the prefill layer ``model.schedule(t, kind, decode=...)``
+reading its ports) of the model ``streamdsl llm build FAMILY --config full --quant QUANT --max-len PROMPT+GEN
+--prefill-len PROMPT`` makes (the CLI's own ``model_of``), and its head is :func:`.token.device_head`.
 
-* **device**: each layer kernel's latency from :func:`streamdsl.perf.model_design` (cost model + token
-  simulator; attention walks the whole KV cache of prompt + gen positions at every step, masking the keys
-  past the valid ones, as the emitted layer does), summed over the layers: the host waits for each run before
-  it starts the next, so nothing overlaps;
-* **launches**: one ``xrt::run`` started and waited for per layer per step (``forward()``), each
-  ``launch_us`` beyond its kernel's time (:data:`.facts.XRT_LAUNCH_U55C`);
-* **PCIe**: the buffer syncs ``forward()`` makes (:func:`.hls_build.forward_syncs`: the embedded rows and the
-  RoPE rows to the card, the last layer's output back), each a fixed ``bo::sync`` cost
-  (:data:`.facts.BO_SYNC_SMALL`) plus its bytes over the link's rate (:data:`.facts.PCIE_WRITE_LARGE`,
-  :data:`.facts.PCIE_READ_LARGE`);
-* **host**: the embedding rows (``forward()``), the final norm and the fp32 LM head (``next_token()``: VOCAB x
-  HIDDEN multiply-adds into one float, in order) on the CPU, at ``host_ns_per_mac`` a multiply-add (and a
-  norm or embedding element): measured on this machine by ``benchmarks/host_head.py``.
+A generate call, as the host and the kernel run it:
 
-TTFT is what the host program times: the prefill kernel over the first ``prefill_len`` tokens (no prefill
-kernel when ``prefill_len`` is 1 or the prompt is shorter), one decode step per remaining prompt token, then
-the head once.  A decode step is one forward of one token and the head; decode tokens/s is its inverse and
-latency = TTFT + (gen - 1) decode steps (the host decodes gen - 1 tokens after the first).
+* **host, before**: one ``xrt::run`` (:data:`.facts.XRT_LAUNCH_U55C` beyond the kernel's time), the prompt
+  ids and the ``out`` buffer's -1s synced to the card (int32, 16 to a 512-bit word; :func:`.device.call_syncs`:
+  each :data:`.facts.BO_SYNC_SMALL` plus the words over the PCIe write rate :data:`.facts.PCIE_WRITE_LARGE`);
+* **device, a step of t tokens**: the embedding gather of ``t`` rows, one after another, each ``hidden / 16``
+  words in one burst (:func:`gather_cycles`: the timing model's first-beat latency ``DMA_LATENCY`` plus a word a
+  cycle; GPT-2's position row comes over a second port in the same loop, Gemma's scale in the same pipeline),
+  then every layer in order (each layer kernel's latency from :func:`streamdsl.perf.model_design`, cost model +
+  token simulator; attention walks the whole KV cache of prompt + gen positions, masked, as the emitted layer
+  does; nothing of layer l + 1 is fetched while layer l runs, so the latencies add), then, when the step yields a
+  token, the head (``model_design`` of :func:`.token.device_head`: final norm, LM head, greedy argmax);
+* **the prompt**: when it has at least ``prefill_len`` tokens (and ``prefill_len > 1``), one prefill step over
+  the first ``prefill_len``, then a one-token step per remaining prompt token, the head once at the end (the
+  kernel's rule, :class:`.device.CallPlan`, whose counts the C-simulation of a launch checks);
+* **decoding**: ``gen - 1`` one-token steps with the head (the first token came from the prompt's head), the id
+  fed back on the card;
+* **host, after**: the generated ids synced back (:data:`.facts.BO_SYNC_SMALL` plus their words over
+  :data:`.facts.PCIE_READ_LARGE`).
 
-**Not counted**: loading the xclbin and writing the weights (once, before the host starts its clock), the
-``--logits`` file, the RoPE rows' memcpy into the mapped buffers (t x head_dim floats), setting the run's
-arguments beyond what the launch figure holds, and process start-up.
+Decode tokens/s is the inverse of a decode step's device time (no launch or sync a token).  **TTFT** counts the
+launch, the prompt's sync, the prompt steps and the head, and one sync of the first id back, as a host that
+read it as soon as it is written would (the generated host reads every id after the call: its user sees the
+first id at ``latency``).  **latency** is the whole call for ``[prompt:gen]`` (no end-of-sequence id).
+
+**Not counted**: loading the xclbin and writing the weights, the caches' zeroing and the RoPE tables (once,
+before the first call), setting the run's arguments beyond what the launch figure holds, process start-up.
 
 :func:`explored_end_to_end` puts the explored layer design of :func:`.perf.llm_perf` (the figures
-``benchmarks/paper_table4.py`` headlines) into the same host program.  ``streamdsl llm build`` does not emit
-that design (its decode layer is the one the build explores, but its prefill layer is built at the decode
-layer's unroll factors, which the build does not write), so its :attr:`EndToEnd.emitted` is False.  ``emitted`` is True only for the emitted design of a
-config the command writes (the four full-size presets and the tiny configs) on a board it builds for (HBM).
+``benchmarks/paper_table4.py`` headlines) into the same kernel.  ``streamdsl llm build`` does not emit that
+design (its prefill layer is built at the decode layer's unroll factors, which the build does not write), so
+its :attr:`EndToEnd.emitted` is False.  ``emitted`` is True only for the emitted design of a config the command
+writes (the four full-size presets and the tiny configs) on a board it builds for (HBM).
 """
 from __future__ import annotations
 
@@ -43,19 +49,17 @@ from streamdsl import board as get_board
 from streamdsl.perf import fit_designs, model_design
 
 from . import facts
+from .device import CallPlan, call_syncs
 from .config import LLMConfig, LLMError, preset, tiny, user_loc
-from .hls_build import forward_syncs
 from .perf import FP32, W4A8, W8A8, LLMPerf, layer_weight_bytes
+from .token import device_head
 
 BITS = {"w4a8": W4A8, "w8a8": W8A8, "fp32": FP32}
-
-# The host's fp32 loop, measured: benchmarks/host_head.py compiles the LM-head loop of next_token() in
-# templates/host.cpp.j2 with the generated Makefile's flags and times it over GPT-2 Medium's 50,257 x 1,024 table.
-HOST_NS_PER_MAC = 1.58
-HOST_SOURCE = ("measured on this machine (Intel Xeon at 2.6 GHz, 2 cores shared by several users): "
-               "benchmarks/host_head.py, g++ 12 -std=c++17 -O2 -ffp-contract=off, best of 8 over 50,257 x 1,024: "
-               "81 ms a token, 4.1 cycles a multiply-add (the adds into one float wait for each other); other runs "
-               "gave 1.71-2.66 ns as the load varied (load average 2.5-4.1), issue 22 measured 40-62 ms (0.8-1.2 ns)")
+# Cycles from a DMA's request to its first beat: the timing model's assumed HBM latency at 250 MHz
+# (streamdsl/dfg/channels.py DMA_LATENCY, not a public name; tests/library/test_e2e.py keeps the two equal)
+DMA_LATENCY = 64
+WORD_BYTES = 64  # a 512-bit HBM word: the gather's burst beat and the ids' packing
+IDS_PER_WORD = WORD_BYTES // 4  # int32 ids
 
 
 @dataclass(frozen=True)
@@ -71,15 +75,21 @@ class Assumption:
         return f"{self.what} = {self.value:g} {self.unit}  [{self.source}]"
 
 
+def gather_cycles(hidden: int, rows: int) -> int:
+    """Cycles of the embedding gather of ``rows`` rows of ``hidden`` fp32 values: one after another, each a burst
+    of ``hidden / 16`` 512-bit words whose first beat comes ``DMA_LATENCY`` cycles after its request (the
+    timing model's HBM latency, :mod:`streamdsl.dfg.channels`), then a word a cycle."""
+    return rows * (DMA_LATENCY + -(-hidden * 4 // WORD_BYTES))
+
+
 @dataclass(frozen=True)
 class HostCosts:
-    """What the host program's steps cost beyond the kernels (defaults: :mod:`.facts` and a measurement)."""
+    """What the host's part of a generate call costs (defaults: :mod:`.facts`)."""
 
     launch_us: float = facts.XRT_LAUNCH_U55C.value
     sync_us: float = facts.BO_SYNC_SMALL.value
     to_device_mbs: float = facts.PCIE_WRITE_LARGE.value
     from_device_mbs: float = facts.PCIE_READ_LARGE.value
-    host_ns_per_mac: float = HOST_NS_PER_MAC
 
     def sync_s(self, direction: str, nbytes: int) -> float:
         rate = self.to_device_mbs if direction == "to_device" else self.from_device_mbs
@@ -90,36 +100,37 @@ class HostCosts:
             return f"{f.what} on {f.device}: {f.source}" + ("" if value == f.value else "; overridden")
 
         return [
-            Assumption("kernel launch to completion beyond the kernel's time (one xrt::run a layer a step)",
+            Assumption("kernel launch to completion beyond the kernel's time (one xrt::run a generate call)",
                        self.launch_us, "us", cited(facts.XRT_LAUNCH_U55C, self.launch_us)),
-            Assumption("xrt::bo::sync, fixed cost a call", self.sync_us, "us",
-                       cited(facts.BO_SYNC_SMALL, self.sync_us)),
+            Assumption("xrt::bo::sync, fixed cost a call (the prompt ids in, the generated ids out)", self.sync_us,
+                       "us", cited(facts.BO_SYNC_SMALL, self.sync_us)),
             Assumption("PCIe host -> card rate (a sync's bytes over it)", self.to_device_mbs, "MB/s",
                        cited(facts.PCIE_WRITE_LARGE, self.to_device_mbs)),
             Assumption("PCIe card -> host rate", self.from_device_mbs, "MB/s",
                        cited(facts.PCIE_READ_LARGE, self.from_device_mbs)),
-            Assumption("host fp32 multiply-add of the LM head (and an element of the final norm or embedding)",
-                       self.host_ns_per_mac, "ns", HOST_SOURCE if self.host_ns_per_mac == HOST_NS_PER_MAC
-                       else "given"),
+            Assumption("HBM latency: cycles from a DMA's request to its first beat (an embedding row's burst)",
+                       DMA_LATENCY, "cycles", "the timing model's assumption, streamdsl.dfg.channels.DMA_LATENCY"),
         ]
 
 
 @dataclass(frozen=True)
 class Cost:
-    """Seconds of one or more host-program steps, by part, with the counts they come from."""
+    """Seconds of a generate call or part of one, by part, with the counts they come from."""
 
-    device_s: float = 0.0
+    device_s: float = 0.0  # the kernel's time: gathers, layers, heads
     launch_s: float = 0.0
     pcie_s: float = 0.0
-    host_s: float = 0.0
     launches: int = 0
     syncs: int = 0
     pcie_bytes: int = 0
-    host_macs: int = 0
+    gather_s: float = 0.0  # of device_s: the embedding gathers
+    layers_s: float = 0.0  # of device_s: the layer kernels
+    head_s: float = 0.0  # of device_s: the heads
+    heads: int = 0
 
     @property
     def total_s(self) -> float:
-        return self.device_s + self.launch_s + self.pcie_s + self.host_s
+        return self.device_s + self.launch_s + self.pcie_s
 
     def __add__(self, other: "Cost") -> "Cost":
         return Cost(*(a + b for a, b in zip(self._values(), other._values())))
@@ -128,13 +139,14 @@ class Cost:
         return Cost(*(a * n for a in self._values()))
 
     def _values(self) -> tuple:
-        return (self.device_s, self.launch_s, self.pcie_s, self.host_s, self.launches, self.syncs, self.pcie_bytes,
-                self.host_macs)
+        return (self.device_s, self.launch_s, self.pcie_s, self.launches, self.syncs, self.pcie_bytes, self.gather_s,
+                self.layers_s, self.head_s, self.heads)
 
     def __str__(self) -> str:
-        return (f"{self.total_s * 1e3:.3f} ms = device {self.device_s * 1e3:.3f} + launches {self.launches} x -> "
-                f"{self.launch_s * 1e3:.3f} + PCIe {self.syncs} syncs of {self.pcie_bytes:,} B -> "
-                f"{self.pcie_s * 1e3:.3f} + host {self.host_macs:,} MACs -> {self.host_s * 1e3:.3f}")
+        return (f"{self.total_s * 1e3:.3f} ms = device {self.device_s * 1e3:.3f} (gather {self.gather_s * 1e3:.3f} + "
+                f"layers {self.layers_s * 1e3:.3f} + {self.heads} head(s) {self.head_s * 1e3:.3f}) + launches "
+                f"{self.launches} x -> {self.launch_s * 1e3:.3f} + PCIe {self.syncs} syncs of {self.pcie_bytes:,} B "
+                f"-> {self.pcie_s * 1e3:.3f}")
 
 
 @dataclass
@@ -149,7 +161,7 @@ class LayerDesigns:
 
 @dataclass
 class EndToEnd:
-    """A layer design in the emitted host program: TTFT, decode step, tokens/s; ``report()`` says how."""
+    """The one-kernel design of a layer design and its head: TTFT, decode step, tokens/s; ``report()`` says how."""
 
     config: LLMConfig
     board: object  # Board
@@ -158,6 +170,7 @@ class EndToEnd:
     quant: str
     prefill_len: int  # tokens of the prefill kernel; 1: none
     layers: list[LayerDesigns]
+    head: object  # DesignPerf of token.device_head
     design: str  # "emitted" or "explored": where the layer designs come from
     emitted: bool
     costs: HostCosts = field(default_factory=HostCosts)
@@ -168,40 +181,66 @@ class EndToEnd:
 
     @property
     def build_command(self) -> str:
-        return (f"streamdsl llm build {self.config.family} --config full --quant {self.quant} --max-len "
+        size = "tiny" if self.config == tiny(self.config.family) else "full"
+        return (f"streamdsl llm build {self.config.family} --config {size} --quant {self.quant} --max-len "
                 f"{self.prompt + self.gen} --prefill-len {self.prefill_len} --board {self.board.name}")
 
-    def forward(self, t: int) -> Cost:
-        """One ``forward()`` of ``t`` tokens: embed on the host, sync in, every layer launched, sync out."""
-        c = self.config
+    def step(self, t: int, head: bool = True) -> Cost:
+        """One step of ``t`` tokens on the device: the gather of ``t`` rows, every layer in order, and the head
+        when the step yields a token."""
         designs = [(lp.count, lp.decode if t == 1 else lp.prefill) for lp in self.layers]
         if any(d is None for _, d in designs):
             raise LLMError(f"no {t}-token layer kernel in this design", user_loc(), hint="prefill_len > 1")
-        syncs = forward_syncs(c, t)
-        return Cost(device_s=sum(n * d.latency_s for n, d in designs),
-                    launch_s=c.layers * self.costs.launch_us * 1e-6, launches=c.layers,
-                    pcie_s=sum(self.costs.sync_s(d, b) for d, b in syncs), syncs=len(syncs),
-                    pcie_bytes=sum(b for _, b in syncs),
-                    host_s=t * c.hidden * self.costs.host_ns_per_mac * 1e-9, host_macs=t * c.hidden)
+        gather = gather_cycles(self.config.hidden, t) / (self.board.clock_mhz * 1e6)
+        layers = sum(n * d.latency_s for n, d in designs)
+        heads = self.head.latency_s if head else 0.0
+        return Cost(device_s=gather + layers + heads, gather_s=gather, layers_s=layers, head_s=heads,
+                    heads=int(head))
 
-    def head(self) -> Cost:
-        """``next_token()`` on the host: the final norm (a pass over the row per statistic and one to scale)
-        and the LM head's VOCAB x HIDDEN multiply-adds."""
-        c = self.config
-        work = (3 if c.norm == "layernorm" else 2) * c.hidden + c.vocab * c.hidden
-        return Cost(host_s=work * self.costs.host_ns_per_mac * 1e-9, host_macs=work)
+    def ids_sync(self, direction: str, n: int) -> Cost:
+        """``n`` ids synced between host and card: int32, 16 to a 512-bit word."""
+        nbytes = -(-n // IDS_PER_WORD) * WORD_BYTES
+        return Cost(pcie_s=self.costs.sync_s(direction, nbytes), syncs=1, pcie_bytes=nbytes)
 
     @property
     def prefill_tokens(self) -> int:
-        """Prompt tokens the prefill kernel takes (the host's rule: only a prompt of at least prefill_len)."""
-        return self.prefill_len if self.prefill_len > 1 and self.prompt >= self.prefill_len else 0
+        """Prompt tokens the prefill kernel takes (only a prompt of at least prefill_len)."""
+        return self.plan.prefill_steps * self.prefill_len
+
+    def launch(self) -> Cost:
+        return Cost(launch_s=self.costs.launch_us * 1e-6, launches=1)
+
+    def prompt_steps(self) -> Cost:
+        """The prompt on the device: the prefill step, one step a remaining token, the head once."""
+        plan = self.plan
+        pre = self.step(self.prefill_len, head=False) * plan.prefill_steps
+        return pre + self.step(1, head=False) * plan.prompt_decode_steps + Cost(
+            device_s=self.head.latency_s, head_s=self.head.latency_s, heads=1)
+
+    @property
+    def plan(self) -> CallPlan:
+        """What the kernel does in the call (:class:`.device.CallPlan`: the rule its C-simulation counts)."""
+        return CallPlan(self.prompt, self.gen, self.prefill_len, self.config.layers, -(-self.config.hidden // 16))
+
+    def syncs(self) -> list[Cost]:
+        """The host's buffer syncs of a call, as :func:`.device.call_syncs` lists them: the prompt ids in, the
+        ``out`` buffer's -1s in, the generated ids back."""
+        return [Cost(pcie_s=self.costs.sync_s(d, b), syncs=1, pcie_bytes=b)
+                for d, b in call_syncs(self.prompt + self.gen, self.prompt, self.gen)]
 
     def ttft(self) -> Cost:
-        pre = self.forward(self.prefill_len) if self.prefill_tokens else Cost()
-        return pre + self.forward(1) * (self.prompt - self.prefill_tokens) + self.head()
+        """Launch, the prompt in, the prompt's steps and head, the first id out (module docstring)."""
+        before = self.syncs()[:2]
+        return self.launch() + before[0] + before[1] + self.prompt_steps() + self.ids_sync("from_device", 1)
 
     def decode_step(self) -> Cost:
-        return self.forward(1) + self.head()
+        return self.step(1)
+
+    def call(self) -> Cost:
+        """The whole generate call for ``[prompt:gen]``: one launch, the ids in and out, every step."""
+        syncs = self.syncs()
+        return self.launch() + syncs[0] + syncs[1] + self.prompt_steps() + self.decode_step() * (self.gen - 1) + \
+            syncs[2]
 
     @property
     def ttft_s(self) -> float:
@@ -212,13 +251,13 @@ class EndToEnd:
         return 1.0 / self.decode_step().total_s
 
     @property
-    def kernel_tokens_per_s(self) -> float:
+    def layer_tokens_per_s(self) -> float:
         """Decode tokens/s of the layer kernels alone (what :mod:`.perf` reports for its design)."""
-        return 1.0 / self.decode_step().device_s
+        return 1.0 / self.decode_step().layers_s
 
     @property
     def latency_s(self) -> float:
-        return self.ttft_s + (self.gen - 1) * self.decode_step().total_s
+        return self.call().total_s
 
     def weight_bytes(self) -> int:
         """Every weight a token reads: the layers' matrices and the LM head, at the scheme's weight width."""
@@ -230,54 +269,91 @@ class EndToEnd:
         """Tokens/s if a token only read every weight (the LM head's too) once at the board's HBM bandwidth."""
         return self.board.memory.total_gbs * 1e9 / self.weight_bytes()
 
+    def designs(self) -> dict:
+        """Every kernel design the xclbin holds, by name (None: a missing prefill layer)."""
+        out = {f"{p}_{lp.kind}": d for lp in self.layers for p, d in (("decode", lp.decode), ("prefill", lp.prefill))
+               if p == "decode" or self.prefill_len > 1}  # prefill_len 1: the prompt goes through the decode layers
+        out["head"] = self.head
+        return out
+
+    def fit(self):
+        """:func:`streamdsl.perf.fit_designs` of every layer variant and the head together (None: one is missing)."""
+        designs = self.designs()
+        return None if any(d is None for d in designs.values()) else fit_designs(designs, self.board)
+
     @property
     def fits(self) -> bool:
-        """Both phases present and all their layer kernels on the board together, as the xclbin holds them
-        (:func:`streamdsl.perf.fit_designs`: each SLR less the platform's share, within UG1393's guideline)."""
-        if any(lp.prefill is None for lp in self.layers):
-            return False
-        designs = {f"{p}_{lp.kind}": d for lp in self.layers for p, d in (("decode", lp.decode),
-                                                                          ("prefill", lp.prefill))}
-        return fit_designs(designs, self.board).fits
+        """Both phases present (a prefill layer of ``prefill_len`` tokens, or with ``prefill_len`` 1 the prompt
+        through the decode layers) and every layer variant and the head on the board together, as the one kernel
+        holds them (each SLR less the platform's share, within UG1393's guideline)."""
+        f = self.fit()
+        return f is not None and f.fits
 
     def row(self) -> dict:
         """The row ``benchmarks/paper_table4.py --json`` writes."""
         return {"model": self.name, "in": self.prompt, "out": self.gen, "design": self.design,
+                "prefill_len": self.prefill_len, "build": self.build_command,
                 "decode_tps_end_to_end": self.tokens_per_s, "ttft_ms": self.ttft_s * 1e3,
                 "latency_ms": self.latency_s * 1e3, "hbm_roofline_tps": self.hbm_roofline_tps, "fits": self.fits,
                 "emitted": self.emitted}
 
+    def assumptions(self) -> list[str]:
+        """Every assumption, with its value and source: the costs', then the design's."""
+        c = self.config
+        out = [str(a) for a in self.costs.assumptions()]
+        out += [
+            f"an embedding row = {-(-c.hidden * 4 // WORD_BYTES)} words in one burst, {DMA_LATENCY} + "
+            f"{-(-c.hidden * 4 // WORD_BYTES)} cycles at {self.board.clock_mhz:g} MHz, rows one after another"
+            + (" (GPT-2's position row over a second port in the same loop)" if c.family == "gpt2" else ""),
+            "one launch a generate call; every layer in order, nothing of the next layer fetched while one runs "
+            "(latencies add); the head only in a step that yields a token; the next id fed back on the card",
+            f"a layer's attention walks its whole KV cache ({self.prompt + self.gen} positions) at every step, the "
+            "keys past the valid ones masked (constant trips, as the emitted layer runs)",
+            "TTFT counts one sync of the first id back, as if read when written (the host reads every id after "
+            "the call)",
+            "not counted: loading the xclbin, the weights, the caches' zeroing and the RoPE tables (once, before "
+            "the first call); process start-up",
+        ]
+        return out
+
     def report(self) -> str:
-        step, first = self.decode_step(), self.ttft()
+        step, first, call = self.decode_step(), self.ttft(), self.call()
         what = (f"emitted by: {self.build_command}" if self.emitted else
                 "NOT what streamdsl llm build writes (it emits the explored decode layer and the default prefill layer)"
                 if self.design == "explored" else "not a config streamdsl llm build writes")
+        f = self.fit()
+        h = self.head
         lines = [
-            f"{self.name} end to end on {self.board.name}, {self.quant.upper()}, [{self.prompt}:{self.gen}], the "
-            f"{self.design} layer design ({what})",
+            f"{self.name} end to end on {self.board.name}, {self.quant.upper()}, [{self.prompt}:{self.gen}], one "
+            f"generate kernel with the {self.design} layer design ({what})",
             f"  decode {self.tokens_per_s:.2f} tokens/s end to end (the layer kernels alone "
-            f"{self.kernel_tokens_per_s:.2f}); TTFT {self.ttft_s * 1e3:.2f} ms; latency {self.latency_s * 1e3:.1f} ms",
+            f"{self.layer_tokens_per_s:.2f}); TTFT {self.ttft_s * 1e3:.3f} ms; latency {self.latency_s * 1e3:.2f} ms",
             f"  a decode step: {step}",
             f"  TTFT: {first}" + (f" (prefill kernel over {self.prefill_tokens} tokens, "
                                   f"{self.prompt - self.prefill_tokens} one-token steps, the head once)"),
+            f"  the call: {call}",
             f"  HBM roofline {self.hbm_roofline_tps:.0f} tokens/s over {self.weight_bytes() / 2**20:.1f} MiB a token "
             f"(layers and LM head): {100 * self.tokens_per_s / self.hbm_roofline_tps:.2f} % of it",
+            f"  head (token.device_head): {h.latency_s * 1e6:.1f} us ({h.cycles} cycles), "
+            f"{'fits' if h.fits else 'does NOT fit'} alone",
         ]
         for lp in self.layers:
             pre = lp.prefill
             lines.append(f"  {lp.count} x {lp.kind}: decode kernel {lp.decode.latency_s * 1e6:.1f} us "
                          f"({'fits' if lp.decode.fits else 'does NOT fit'}), prefill kernel " +
                          (f"{pre.latency_s * 1e3:.3f} ms ({'fits' if pre.fits else 'does NOT fit'})" if pre else "none"))
+        lines.append("  together: " + ("no prefill kernel (both phases are needed)" if f is None else
+                                       "every variant and the head fit" if f.fits else "; ".join(f.problems)))
         lines.append("assumptions:")
-        lines += [f"  - {a}" for a in self.costs.assumptions()]
-        lines.append("  - the host runs every step in turn: nothing overlaps (run.start(); run.wait() per layer)")
-        lines.append(f"  - a layer's attention walks its whole KV cache ({self.prompt + self.gen} positions) at every "
-                     "step, the keys past the valid ones masked (constant trips, as the emitted layer runs)")
-        lines.append("not counted: loading the xclbin and the weights, the --logits file, the RoPE rows' memcpy, "
-                     "process start-up")
+        lines += [f"  - {a}" for a in self.assumptions()]
         return "\n".join(lines)
 
     __str__ = report
+
+    def _repr_html_(self) -> str:
+        from streamdsl.htmlreport import perf_html
+
+        return perf_html(self)
 
 
 def emittable(config: LLMConfig) -> bool:
@@ -296,10 +372,20 @@ def _check(prompt: int, gen: int, quant: str) -> None:
         raise LLMError(f"unknown quant {quant!r}", user_loc(), hint=f"one of {', '.join(BITS)}")
 
 
+def head_design(config: LLMConfig, quant: str, board) -> object:
+    """The modeled head the generate kernel runs (:func:`.token.device_head`)."""
+    return model_design(device_head(config, quant, board), board)
+
+
 def end_to_end(config: LLMConfig, board="u55c", prompt: int = 32, gen: int = 32, quant: str = "w4a8",
-               prefill_len: int | None = None, costs: HostCosts | None = None) -> EndToEnd:
+               prefill_len: int | None = None, costs: HostCosts | None = None,
+               explored: dict | None = None) -> EndToEnd:
     """The emitted project of ``config`` for ``[prompt:gen]``: ``streamdsl llm build`` at ``--max-len prompt + gen
-    --prefill-len prefill_len`` (default: the prompt), its layer kernels modeled as written."""
+    --prefill-len prefill_len`` (default: the prompt), its layer kernels and head modeled as written.
+
+    ``explored``: kind -> the decode layer's exploration of this very model on ``board`` when the caller has it
+    (``llm_perf``'s, of the linears packed as the build packs them): the build's ``sd.explore`` of the same model
+    gives the same design, so it is not explored again."""
     from .cli import model_of
     from .models import model
 
@@ -317,24 +403,25 @@ def end_to_end(config: LLMConfig, board="u55c", prompt: int = 32, gen: int = 32,
     p = min(prefill_len or prompt, m.max_len)  # as cmd_build clamps it
     layers = []
     for kind in m.kinds():
-        g = m.decode_layer(kind, "explored", b)  # the decode layer the build writes by default
+        g = explored[kind].best.schedule if explored else m.decode_layer(kind, "explored", b)  # the build's
         dec = model_design(g, b)
         pre = model_design(m.schedule(p, kind, decode=g), b) if p > 1 else None
         layers.append(LayerDesigns(kind, sum(k == kind for k in config.layer_types), dec, pre))
-    return EndToEnd(config, b, prompt, gen, quant, p, layers, "emitted", writes, costs or HostCosts())
+    return EndToEnd(config, b, prompt, gen, quant, p, layers, head_design(config, quant, b), "emitted", writes,
+                    costs or HostCosts())
 
 
 def explored_end_to_end(perf: LLMPerf, costs: HostCosts | None = None) -> EndToEnd:
-    """The explored layer design of ``perf`` (:func:`.perf.llm_perf`) run by the emitted host program (its prefill
+    """The explored layer design of ``perf`` (:func:`.perf.llm_perf`) in the one generate kernel (its prefill
     kernel takes the explored prefill chunk).  ``streamdsl llm build`` does not write it: ``emitted`` is False."""
     chunks = {lp.chunk for lp in perf.layers}
     if len(chunks) != 1:
-        raise LLMError(f"the explored layer kinds prefill {sorted(chunks)} tokens a pass; the host program takes one "
-                       "prefill length", user_loc(), hint="llm_perf(..., prefill_chunk=N)")
+        raise LLMError(f"the explored layer kinds prefill {sorted(chunks)} tokens a pass; the generate kernel takes "
+                       "one prefill length", user_loc(), hint="llm_perf(..., prefill_chunk=N)")
     layers = [LayerDesigns(lp.kind, lp.count, lp.decode, lp.prefill) for lp in perf.layers]
-    return EndToEnd(perf.config, perf.board, perf.prompt, perf.gen, perf.quant, chunks.pop(), layers, "explored",
-                    False, costs or HostCosts())
+    return EndToEnd(perf.config, perf.board, perf.prompt, perf.gen, perf.quant, chunks.pop(), layers,
+                    head_design(perf.config, perf.quant, perf.board), "explored", False, costs or HostCosts())
 
 
 __all__ = ["Assumption", "Cost", "EndToEnd", "HostCosts", "LayerDesigns", "emittable", "end_to_end",
-           "explored_end_to_end"]
+           "explored_end_to_end", "gather_cycles", "head_design"]

@@ -1,54 +1,50 @@
-"""The whole-model accelerator project: layer kernels, host code, HBM link config, weight files.
+"""The whole-model accelerator project: one generate kernel, host code, HBM link config, weight files.
 
 ``LLM.build("hls", output=DIR, prefill_len=P)`` (:func:`build`) writes::
 
     DIR/
-      README.md              how to compile (v++), link, build the host and run it
-      Makefile               the same commands (v++ -c per kernel, v++ -l, g++ host)
-      link.cfg               v++ [connectivity]: nk= per kernel, sp= per m_axi port -> HBM bank(s)
-      project.json           every kernel, its arguments in order, their role and HBM banks
-      layer_<phase>_<kind>/  one HLS dataflow project per layer variant (decode t=1, prefill t=P;
+      README.md              how to compile (v++), link, build the host, C-simulate and run it
+      Makefile               the same commands (v++ -c of the generate kernel, v++ -l, g++ host, make csim)
+      link.cfg               v++ [connectivity]: the kernel's compute unit, sp= per m_axi port -> HBM bank(s)
+      project.json           the kernel's arguments (role, bytes, HBM banks, the files that fill them), the layers
+      generate/              the xclbin's one kernel <family>_generate (:mod:`.device`): its top function, the
+                             layer variants and the head as sub-functions, include/, and the C-simulation
+                             testbench of a whole launch
+      layer_<phase>_<kind>/  one HLS dataflow project per layer variant on its own (decode t=1, prefill t=P;
                              per attention kind the model uses), top <layer>_<phase>_<kind>
-      host/host.cpp          the XRT host program (embedding, final norm and LM head on the CPU)
+      host/host.cpp          the XRT host program: buffers and weights once, one run a generate call
       weights/manifest.json  every binary file: name, shape, dtype, layout, lane, bytes, HBM bank
-      weights/*.bin          layer<i>_<field>[.lane<j>].bin: a port's 512-bit words; embed.bin and
-                             the host's other tables: float32 little-endian, row-major
+      weights/*.bin          layer<i>_<field>[.lane<j>].bin and head_<tensor>[.lane<j>].bin: a port's 512-bit
+                             words; the embedding, position and RoPE tables float32 row-major (in HBM as they
+                             are), final_norm / lm_head float32 copies for reading the model back
 
 Layer variants.  A layer kernel is compiled for a fixed number of new tokens
 ``t``: ``decode`` (t = 1) and ``prefill`` (t = ``prefill_len``), each once per
 attention kind (Gemma 3: sliding and full).  Each is ``model.schedule(t,
-kind).build("hls")`` with its top function renamed to a unique kernel name
-(``llama_layer_decode_full``: an xclbin cannot hold two kernels of one name)
-and declared ``extern "C"``; nothing else changes.
+kind).build("hls")`` with its top function renamed to a unique name
+(``llama_layer_decode_full``); the generate kernel calls a copy of it.
 
 Weight layout.  Every m_axi port moves 512-bit words: a weight lies in DRAM
 packed in the words of its stream layout (streamdsl's ``Packing``), split
 over the ports (lanes) its DMA reads it through, word ``w`` on lane
-``w % lanes``.  Each lane is one file, ``layer<i>_<field>.bin`` (or
-``.lane<j>.bin``), the words the port reads, copied into the port's buffer
-as it is; the manifest records each file's layout, lane and words, and
-:func:`read_weights` unpacks them.  The prefill layer reads the weights over
-the decode layer's ports (``LLM.schedule``), so both share one copy.
+``w % lanes``.  Each lane of each layer is one file, ``layer<i>_<field>.bin``
+(or ``.lane<j>.bin``); the generate kernel's buffer of a port holds every
+layer's file, layer ``i`` at word ``i * words``.  :func:`read_weights`
+unpacks them.  The prefill layer reads the weights over the decode layer's
+ports (``LLM.schedule``), so both share one copy.
 
 HBM plan (U55C: 32 pseudo-channels of 512 MiB).  A port's buffer lies where
 the timing model's channels put it: a port of a DMA that has channels of its
-own gets a bank range of its own (every lane its own), the buffers whose DMAs
-share a channel share one range (``shared``: activations, KV caches and 1-D
-weights, as the model allotted); a range holds every layer's copy of what it
-holds plus 3 %.  ``kc2``-style stores write the new K/V rows into the cache
-buffer itself (``g.store_at(..., into=kc)``), so they lie in the cache's banks.
-A port has the same range in every variant, so prefill and decode kernels
-share the weight and cache buffers.  The plan is in ``project.json`` and
-``weights/manifest.json``.
+own gets a bank range of its own (every lane its own; the head's table
+lanes too), the buffers whose DMAs share a channel share one range
+(``shared``: vectors, the embedding and RoPE tables, the ids); a range holds
+every layer's copy of what it holds plus 3 %.  Stores of new K/V rows write
+into the cache buffer itself (``g.store_at(..., into=kc)``).
 
-The host (``host/host.cpp``, XRT native API) loads the xclbin and every
-layer's weight files into HBM buffers allocated with ``kernel.group_id(arg)``,
-allocates the KV caches, and generates greedily: the prompt's first
-``prefill_len`` tokens through the prefill kernel (the rest, or a shorter
-prompt, one token at a time through the decode kernel), then one decode step
-per new token.  The embedding lookup, the final norm and the LM head (over
-the embedding file when tied) run on the host CPU as plain C++ loops that
-follow the library kernels' arithmetic (sequential float32 sums).  Usage::
+The host (``host/host.cpp``, XRT native API) loads the xclbin, allocates
+every buffer of the generate kernel once in its argument's bank, writes the
+weight files into them, then for a generate call writes the prompt ids,
+starts the kernel once and reads the generated ids back.  Usage::
 
     host/host XCLBIN WEIGHTS_DIR TOKEN_IDS... --max-new-tokens N
 
@@ -69,11 +65,12 @@ import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 import streamdsl as sd
-from streamdsl.backend import OutputFolder, comment, md_code, plain_parts
+from streamdsl.backend import OutputFolder, comment, md_code, plain_parts, write_hls_project
 from streamdsl.dfg import ITensor, Packing, pack, unpack
 from streamdsl.explorer import ExploreError
 from streamdsl import TensorType
 
+from . import device
 from .config import FULL, SLIDING, LLMConfig, LLMError, user_loc
 from .rope import rope_inv_freq, rope_tables
 from .weights import LayerWeights, ModelWeights, QuantLinear
@@ -171,20 +168,37 @@ class AcceleratorProject:
     max_len: int
     build_seconds: float = 0.0
     schedule: str = "explored"  # the decode layers' schedule (SCHEDULES)
+    generate: device.GenerateKernel | None = None  # the one kernel of the xclbin (generate/)
 
     def __repr__(self) -> str:
         where = f" in {self.output}" if self.output else ""
         ks = ", ".join(v.kernel for v in self.variants)
-        return (f"<AcceleratorProject {self.model}{where}: kernels {ks} ({self.schedule} decode schedule); "
+        return (f"<AcceleratorProject {self.model}{where}: kernel {self.generate.kernel} (layers {ks}, "
+                f"{self.schedule} decode schedule; head {self.generate.head.kernel}); "
                 f"weights {'written' if self.weights_written else 'not written (no weights)'}>")
 
     def fit(self):
-        """Whether the layer kernels fit the board together, as the xclbin holds them (both phases, every
-        layer kind): a :class:`streamdsl.perf.fit.Fit` of their modeled designs."""
+        """Whether the generate kernel fits the board: its layer variants (both phases, every layer kind) and
+        its head together, as the xclbin holds them: a :class:`streamdsl.perf.fit.Fit` of their modeled designs."""
         from streamdsl.perf import fit_designs, model_design
 
         board = self.variants[0].project.board
-        return fit_designs({v.kernel: model_design(v.project.schedule, board) for v in self.variants}, board)
+        designs = {v.kernel: model_design(v.project.schedule, board) for v in self.variants}
+        designs[self.generate.head.kernel] = model_design(self.generate.head.schedule, board)
+        return fit_designs(designs, board)
+
+    def csim(self, ids, n_new: int) -> list[int]:
+        """The ids one C-simulated launch of the generate kernel gives for the prompt ``ids`` (the folder's own
+        sources and weight files; :func:`.device.csim`)."""
+        if self.output is None or not self.weights_written:
+            raise LLMError("C-simulating a launch needs the project written with its weights", user_loc(),
+                           hint='m.load(weights).build("hls", output=DIR), then prj.csim(ids, n)')
+        ids = [int(i) for i in np.asarray(ids).reshape(-1)]
+        if not ids or n_new < 1 or len(ids) + n_new - 1 > self.max_len or min(ids) < 0:
+            raise LLMError(f"a launch takes 1 or more prompt ids (not negative) and n_new >= 1 with prompt + n_new - 1 "
+                           f"<= {self.max_len} positions, got {len(ids)} ids and n_new={n_new!r}", user_loc(),
+                           hint="build the model with a larger max_len for longer prompts")
+        return device.csim(self.output, ids, n_new)
 
     def variant(self, phase: str, kind: str = FULL) -> LayerVariant:
         for v in self.variants:
@@ -294,6 +308,34 @@ def _variants(model, prefill_len: int, board, schedule: str) -> list[LayerVarian
     return out
 
 
+def _head(model, board) -> device.HeadKernel:
+    """The head dataflow the generate kernel calls (:func:`.token.device_head`, the model's scheme), its top
+    function named ``<family>_head``."""
+    from .token import device_head
+
+    g = device_head(model.config, model.quant, board)
+    prj = g.build("hls", board=board)
+    kernel = f"{model.config.family}_head"
+    renamed = dataclasses.replace(prj, files=_rename(prj.files, prj.top, kernel), output=None)
+    return device.HeadKernel(kernel, renamed, g, model.quant)
+
+
+def _head_arrays(model) -> dict[str, np.ndarray]:
+    """The head's weights by tensor name: the final norm's, and the LM head's table (quantised per row for
+    W8A8 / W4A8, as :func:`.quant.quantize_weights`)."""
+    from .quant import quantize_weights
+
+    w = model.weights
+    out = {"w": w.final_norm}
+    if model.config.norm == "layernorm":
+        out["b"] = w.final_norm_b
+    if model.quant == "fp32":
+        out["E"] = w.lm_head
+    else:
+        out["Wq"], out["sw"] = quantize_weights(w.lm_head, {"w8a8": 8, "w4a8": 4}[model.quant])
+    return out
+
+
 # ------------------------------------------------------------------------------------ HBM plan
 SHARED = "shared"
 """The bank range of every buffer whose DMAs share memory channels in the timing model."""
@@ -339,13 +381,19 @@ def _bank_keys(variants: list[LayerVariant], n_banks: int) -> dict[tuple[str, st
     return keys
 
 
-def _plan_banks(model, variants: list[LayerVariant], board) -> dict[str, tuple[int, int]]:
+def _plan_banks(model, variants: list[LayerVariant], board, extra: dict[str, int] | None = None,
+                spread: dict[str, int] | None = None) -> dict[str, tuple[int, int]]:
     """The bank range of each key of :func:`_bank_keys`, sized for what it holds (every layer's copy of a
-    weight and a cache, two of each activation); each variant's ports get theirs (``Port.banks``)."""
+    weight and a cache, two of each activation), and of each key of ``extra`` (the generate kernel's other
+    buffers: key -> bytes); each variant's ports get theirs (``Port.banks``).  The keys of ``spread`` (the head's
+    table lanes: they run after the last layer, when no other DMA moves, so they may share any bank) get one
+    bank each, round the banks in turn; every bank must then still hold what lies in it."""
     n_banks, bank_bytes = _hbm(board)
     layers = model.config.layers
     keys = _bank_keys(variants, n_banks)
     need: dict[str, int] = {}
+    for key, nbytes in (extra or {}).items():
+        need[key] = need.get(key, 0) + nbytes
     counted: set = set()
     for v in variants:
         for p in v.ports:
@@ -358,7 +406,7 @@ def _plan_banks(model, variants: list[LayerVariant], board) -> dict[str, tuple[i
                     need[key] = need.get(key, 0) + layers * p.nbytes
             else:  # activations: two of each per variant
                 need[key] = need.get(key, 0) + 2 * p.nbytes
-    order = [SHARED] + [k for k in dict.fromkeys(keys.values()) if k != SHARED]
+    order = [SHARED] + [k for k in dict.fromkeys([*keys.values(), *(extra or {})]) if k != SHARED]
     banks, nxt = {}, 0
     for key in order:
         if key not in need:
@@ -371,10 +419,49 @@ def _plan_banks(model, variants: list[LayerVariant], board) -> dict[str, tuple[i
         raise LLMError(f"the weights and caches need {nxt} HBM banks of {bank_bytes >> 20} MiB; the {sd.board(board).name} has "
                        f"{n_banks} ({detail})", user_loc(),
                        hint="use a smaller max_len, or fewer layers; fp32 weights of this model do not fit")
+    load = [0.0] * n_banks  # bytes in each bank: a range's spread evenly over its banks
+    for key, (lo, hi) in banks.items():
+        for b in range(lo, hi + 1):
+            load[b] += need[key] / (hi - lo + 1)
+    for j, (key, nbytes) in enumerate((spread or {}).items()):
+        b = j % n_banks
+        banks[key] = (b, b)
+        load[b] += nbytes
+    full = [b for b in range(n_banks) if load[b] * 1.03 > bank_bytes]
+    if full:
+        raise LLMError(f"HBM bank {full[0]} would hold {load[full[0]] / 2**20:.0f} MiB, more than its "
+                       f"{bank_bytes >> 20} MiB", user_loc(), hint="use a smaller max_len, or fewer layers")
     for v in variants:
         v.ports = [dataclasses.replace(p, banks=banks[keys[v.name, p.name]]) if (v.name, p.name) in keys else p
                    for p in v.ports]
     return banks
+
+
+def _gen_bank_keys(variants: list[LayerVariant], head: device.HeadKernel, args: list[device.GenArg]) -> dict:
+    """Generate argument -> its bank key, or the (variant, port) whose range it takes: a layer port's buffer lies
+    where the layer variants' port does; a head DMA the timing model gave channels of its own gets a bank of
+    its own (:func:`_plan_banks` spreads them); the embedding and RoPE tables, the ids and ``tok`` share the
+    shared range."""
+    v0 = variants[0]
+    port = {p.name: (v0.name, p.name) for p in v0.ports}
+    scratch = {f"{v.name}_{p.name}": (v.name, p.name) for v in variants for p in v.ports if p.role == "scratch"}
+    own = {d.tensor for d in head.project.timing.dmas if d.channels >= 1}
+    hports = {f"head_{p['name']}": p for p in head.ports}
+    out = {}
+    for a in args:
+        if a.scalar:
+            continue
+        if a.role in ("weight", "kv"):
+            out[a.name] = port[a.name]
+        elif a.role == "act":
+            out[a.name] = next((v0.name, p.name) for p in v0.ports if p.role == "input")
+        elif a.name in scratch:
+            out[a.name] = scratch[a.name]
+        elif a.name in hports and hports[a.name]["tensor"] in own and a.role == "head":
+            out[a.name] = a.name
+        else:
+            out[a.name] = SHARED
+    return out
 
 
 def _same_weight_ports(variants: list[LayerVariant]) -> None:
@@ -391,6 +478,33 @@ def _same_weight_ports(variants: list[LayerVariant]) -> None:
                            user_loc(), hint="this is a streamdsl bug; please report it with the model's config")
 
 
+def _generate(model, variants: list[LayerVariant], prefill_len: int, board) -> device.GenerateKernel:
+    """The generate kernel over ``variants`` and the head: its arguments, their HBM banks (the plan's ranges,
+    in ``.banks``) and the files of ``generate/``."""
+    head = _head(model, board)
+    thetas, layer_rope = _rope_sets(model)
+    args = device.gen_args(model, variants, head, prefill_len, thetas)
+    keys = _gen_bank_keys(variants, head, args)
+    extra: dict[str, int] = {}
+    spread: dict[str, int] = {}
+    for a in args:
+        key = keys.get(a.name)
+        if key == a.name:  # a head port with channels of its own
+            spread[key] = a.nbytes
+        elif isinstance(key, str):
+            extra[key] = extra.get(key, 0) + a.nbytes
+    banks = _plan_banks(model, variants, board, extra, spread)
+    ports = {(v.name, p.name): p for v in variants for p in v.ports}  # with their banks now
+
+    def where(key):
+        return banks[key] if isinstance(key, str) else ports[key].banks
+
+    args = [a if a.scalar else dataclasses.replace(a, banks=where(keys[a.name])) for a in args]
+    files = device.render(model, variants, head, args, prefill_len, thetas, layer_rope, sd.__version__, _env)
+    return device.GenerateKernel(f"{model.config.family}_generate", args, files, head, banks, model.config.layers,
+                                 max(1, prefill_len), model.config.hidden // 16)
+
+
 # ------------------------------------------------------------------------------------- weights
 def _rope_sets(model) -> tuple[list[float], list[int]]:
     return _rope_sets_of(model.config)
@@ -404,15 +518,6 @@ def _rope_sets_of(c: LLMConfig) -> tuple[list[float], list[int]]:
     return thetas, [thetas.index(c.layer_theta(i)) for i in range(c.layers)]
 
 
-def forward_syncs(config: LLMConfig, t: int) -> list[tuple[str, int]]:
-    """The buffer syncs ``forward()`` of ``templates/host.cpp.j2`` makes for a step of ``t`` tokens, in order, as
-    (direction, bytes): the embedded rows to the device, the step's cos and sin rows of every RoPE table, and
-    the last layer's output back (the whole ``t``-row buffer).  The end-to-end model prices these."""
-    c = config
-    rows = [("to_device", t * c.hidden * 4)] + [("to_device", t * c.head_dim * 4)] * (2 * len(_rope_sets_of(c)[0]))
-    return rows + [("from_device", t * c.hidden * 4)]
-
-
 def _entry(name: str, shape, hbm: str | None, dtype: str = "float32", **extra) -> dict:
     shape = [int(s) for s in shape]
     size = 4 if dtype == "float32" else 1
@@ -420,14 +525,16 @@ def _entry(name: str, shape, hbm: str | None, dtype: str = "float32", **extra) -
                 nbytes=size * math.prod(shape), hbm=hbm, **extra)
 
 
-def weight_manifest(model, variants: list[LayerVariant], banks: dict) -> dict:
+def weight_manifest(model, variants: list[LayerVariant], banks: dict, gen: device.GenerateKernel) -> dict:
     """The manifest of the weight files (see :func:`write_weights`); needs no weights."""
     c = model.config
     v0 = variants[0]
     wports = [p for p in v0.ports if p.role == "weight"]
-    tensors = [_entry("embed", (c.vocab, c.hidden), None, where="host", role="embedding")]
+    hbm = {a.name: a.hbm for a in gen.args}
+    tensors = [_entry("embed", (c.vocab, c.hidden), hbm["embed"], where="hbm", role="embedding")]
     if c.family == "gpt2":
-        tensors.append(_entry("pos_embed", (c.max_positions, c.hidden), None, where="host", role="positions"))
+        tensors.append(_entry("pos_embed", (c.max_positions, c.hidden), hbm["pos_embed"], where="hbm",
+                              role="positions"))
     for i in range(c.layers):
         for p in wports:
             name = f"layer{i}_{p.field}"
@@ -435,6 +542,14 @@ def weight_manifest(model, variants: list[LayerVariant], banks: dict) -> dict:
                                 shape=list(p.shape), dtype=_dtype(p), offset=0, nbytes=p.nbytes, hbm=p.hbm,
                                 where="hbm", role="layer weight", layer=i, field=p.field, port=p.name,
                                 layout=str(p.packing.layout), lane=p.lane, lanes=p.lanes, words=p.words))
+    for p in gen.head.ports:
+        if p["kind"] == "in" and p["tensor"] != "h":
+            pk = p["packing"]
+            tensors.append(dict(name=f"head_{p['tensor']}", file=device.head_file(p),
+                                shape=[int(x) for x in pk.tensor_type.shape], dtype=_DTYPES[str(pk.tensor_type.dtype)],
+                                offset=0, nbytes=64 * p["words"], hbm=hbm[f"head_{p['name']}"], where="hbm",
+                                role=f"head {p['tensor']}", field=p["tensor"], port=f"head_{p['name']}",
+                                layout=str(pk.layout), lane=p["lane"], lanes=p["lanes"], words=p["words"]))
     tensors.append(_entry("final_norm", (c.hidden,), None, where="host", role="final norm"))
     if c.norm == "layernorm":
         tensors.append(_entry("final_norm_b", (c.hidden,), None, where="host", role="final norm bias"))
@@ -447,10 +562,12 @@ def weight_manifest(model, variants: list[LayerVariant], banks: dict) -> dict:
     thetas, _ = _rope_sets(model)
     for j, th in enumerate(thetas):
         for part in ("cos", "sin"):
-            tensors.append(_entry(f"rope{j}_{part}", (model.max_len, c.head_dim), None, where="host",
+            tensors.append(_entry(f"rope{j}_{part}", (model.max_len, c.head_dim), hbm[f"rope{j}_{part}"], where="hbm",
                                   role=f"rope {part} table", theta=th))
     return dict(format=FORMAT, model=c.name or c.family, family=c.family, scheme=model.quant, byte_order="little",
-                layout="host files (where: host) are row-major (C order); a layer weight file (where: hbm) is "
+                layout="an entry without a layout is a float32 row-major (C order) array; where: hbm ones (the "
+                       "embedding, position and RoPE tables) lie in HBM as they are, where: host ones are for "
+                       "reading the model back (the device reads the head_* copies).  An entry with a layout is "
                        "the 512-bit words its m_axi port reads: the tensor packed in the words of its itensor "
                        "layout, tiles in stream order, value i of a word in bits [i*b, (i+1)*b), word w of the "
                        "tensor in lane w % lanes",
@@ -473,6 +590,7 @@ def _arrays(model) -> dict[str, np.ndarray]:
         out["final_norm"] = w.final_norm
         if c.norm == "layernorm":
             out["final_norm_b"] = w.final_norm_b
+        out.update({f"head_{k}": a for k, a in _head_arrays(model).items()})
         if not w.tied:
             out["lm_head"] = w.lm_head
     thetas, _ = _rope_sets(model)
@@ -499,7 +617,7 @@ def weight_files(model, manifest: dict) -> dict[str, np.ndarray | bytes]:
         if list(np.shape(a)) != t["shape"]:
             raise LLMError(f"weight {t['name']} has shape {np.shape(a)}, the kernel reads {tuple(t['shape'])}",
                            user_loc(), hint="the weights do not belong to this model's config")
-        if t["where"] == "hbm":  # the words the port reads
+        if "layout" in t:  # the words the port reads
             out[t["file"]] = pack(np.asarray(a), _packing(t), t["lanes"])[t["lane"]]
         else:
             out[t["file"]] = np.ascontiguousarray(a, dtype="<f4")
@@ -536,7 +654,7 @@ def read_weights(folder) -> dict[str, np.ndarray]:
         if len(data) != t["nbytes"]:
             raise LLMError(f"'{f}' holds {len(data)} bytes from offset {t['offset']}, the manifest says "
                            f"{t['nbytes']}", user_loc(), hint="the file is truncated; rebuild the project")
-        if t["where"] == "hbm":  # a port's words: the tensor once every lane is read
+        if "layout" in t:  # a port's words: the tensor once every lane is read
             lanes.setdefault(t["name"], (t, {}))[1][t["lane"]] = data
             continue
         out[t["name"]] = np.frombuffer(data, dtype="<f4").astype(np.float32).reshape(t["shape"])
@@ -590,54 +708,30 @@ def _c_float(x: float) -> str:
     return (r if ("e" in r or "." in r) else r + ".0") + "f"
 
 
-def _host_context(model, variants, manifest, prefill_len) -> dict:
-    c = model.config
-    thetas, layer_rope = _rope_sets(model)
-    vs = []
-    for v in variants:
-        by_role = {}
-        for p in v.ports:
-            by_role.setdefault(p.role, []).append(p)
-        kv_in, kv_out = by_role["kv_in"], by_role["kv_out"]
-        assert [p.alias for p in kv_out] == [p.name for p in kv_in], "each store writes its own cache's buffer"
-        rope = {p.name: p for p in by_role.get("rope", [])}
-        scal = {p.name: p for p in by_role["scalar"]}
-        vs.append(dict(
-            name=v.name, kernel=v.kernel, t=v.t, phase=v.phase, kind=model.kinds().index(v.kind), x=by_role["input"][0].index, y=by_role["output"][0].index,
-            kc=kv_in[0].index, vc=kv_in[1].index, kc2=kv_out[0].index, vc2=kv_out[1].index,
-            cos=rope["cos"].index if "cos" in rope else -1, sin=rope["sin"].index if "sin" in rope else -1,
-            pos=scal["pos"].index, n_valid=scal["n_valid"].index,
-            weights=[p.index for p in by_role["weight"]],
-            scratch=[dict(index=p.index, bytes=p.nbytes, name=p.name) for p in by_role.get("scratch", [])],
-            nargs=len(v.ports)))
-    layer_files = [[t for t in manifest["tensors"] if t.get("layer") == i] for i in range(c.layers)]
-    dec = {v["kind"]: k for k, v in enumerate(vs) if v["phase"] == "decode"}
-    pre = {v["kind"]: k for k, v in enumerate(vs) if v["phase"] == "prefill"}
-    kinds = model.kinds()
-    return dict(
-        family=c.family, layers=c.layers, hidden=c.hidden, vocab=c.vocab,
-        head_dim=c.head_dim, max_positions=c.max_positions,
-        norm=c.norm, norm_eps=_c_float(c.norm_eps), embed_scale=_c_float(c.embed_scale) if c.embed_scale != 1.0 else None,
-        tied=manifest["tensors"][[t["name"] for t in manifest["tensors"]].index("lm_head")]["file"] == "embed.bin",
-        rope_tables=len(thetas), layer_rope=layer_rope, thetas=thetas,
-        layer_kind=[kinds.index(k) for k in c.layer_types], kinds=kinds,
-        hvariants=vs, cache_bytes=next(p.nbytes for p in variants[0].ports if p.role == "kv_in"), decode_of_kind=[dec[k] for k in range(len(kinds))],
-        prefill_of_kind=[pre.get(k, -1) for k in range(len(kinds))],
-        nweights=len(vs[0]["weights"]), layer_files=layer_files, eos=list(c.eos_token_ids),
-    )
+def _host_context(model, gen: device.GenerateKernel) -> dict:
+    index = {a.name: a.index for a in gen.args}
+    return dict(vocab=model.config.vocab, kernel=gen.kernel, scheme=gen.head.scheme, args=gen.args,
+                prompt=index["prompt"], out=index["out"], n_prompt=index["n_prompt"], n_new=index["n_new"],
+                stop_at_eos=index["stop_at_eos"])
 
 
-def _render(model, variants, banks, manifest, prefill_len, board) -> dict[str, str]:
+def _render(model, variants, banks, manifest, prefill_len, board, gen) -> dict[str, str]:
     c = model.config
-    ctx = _host_context(model, variants, manifest, prefill_len)
     n_banks, bank_bytes = _hbm(board)
     board = sd.board(board).name
     common = dict(version=sd.__version__, model=c.name or c.family, board=board, n_banks=n_banks,
                   bank_mib=bank_bytes >> 20, variants=variants, banks=banks, prefill_len=prefill_len,
-                  max_len=model.max_len, weights_complete=manifest["complete"])
-    proj = dict(format="streamdsl-accelerator/1", model=c.name or c.family, family=c.family, board=board,
+                  max_len=model.max_len, weights_complete=manifest["complete"], gen=gen,
+                  sources=sorted(f for f in gen.files if f.endswith(".cpp") and not f.startswith("tb_")))
+    proj = dict(format="streamdsl-accelerator/2", model=c.name or c.family, family=c.family, board=board,
                 layers=c.layers, max_len=model.max_len, prefill_len=prefill_len,
                 hbm=dict(banks=n_banks, bank_bytes=bank_bytes, plan={k: list(b) for k, b in banks.items()}),
+                kernel=dict(name=gen.kernel, folder="generate", source=f"generate/{gen.kernel}.cpp",
+                            head=gen.head.kernel, head_scheme=gen.head.scheme,
+                            args=[dict(index=a.index, name=a.name, role=a.role, bytes=a.nbytes if not a.scalar else None,
+                                       ctype="int32_t" if a.scalar else "sd::word", hbm=a.hbm,
+                                       files=[dict(file=f.file, offset=64 * f.offset, bytes=64 * f.words)
+                                              for f in a.files]) for a in gen.args]),
                 layer_kernel=[next(v.kernel for v in variants if v.phase == "decode" and v.kind == k)
                               for k in c.layer_types],
                 variants=[dict(name=v.name, phase=v.phase, kind=v.kind, t=v.t, kernel=v.kernel, folder=v.folder,
@@ -645,12 +739,12 @@ def _render(model, variants, banks, manifest, prefill_len, board) -> dict[str, s
                                args=[dict(index=p.index, name=p.name, ctype=p.ctype,
                                           shape=list(p.shape) if p.shape else None, role=p.role, field=p.field,
                                           hbm=p.hbm) for p in v.ports]) for v in variants])
+    tied = manifest["tensors"][[t["name"] for t in manifest["tensors"]].index("lm_head")]["file"] == "embed.bin"
     return {
-        "host/host.cpp": _env.get_template("host.cpp.j2").render(**{**ctx, **common}),
+        "host/host.cpp": _env.get_template("host.cpp.j2").render(**{**_host_context(model, gen), **common}),
         "link.cfg": _env.get_template("link.cfg.j2").render(**common),
         "Makefile": _env.get_template("Makefile.j2").render(**common),
-        "README.md": _env.get_template("README.md.j2").render(**common, family=c.family, layers=c.layers,
-                                                               tied=ctx["tied"]),
+        "README.md": _env.get_template("README.md.j2").render(**common, family=c.family, layers=c.layers, tied=tied),
         "project.json": json.dumps(proj, indent=1) + "\n",
         "weights/manifest.json": json.dumps(manifest, indent=1) + "\n",
     }
@@ -694,14 +788,16 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
             raise
     variants = _variants(model, prefill_len, board, schedule)
     _same_weight_ports(variants)
-    banks = _plan_banks(model, variants, board)
-    manifest = weight_manifest(model, variants, banks)
-    files = _render(model, variants, banks, manifest, prefill_len, board)
+    gen = _generate(model, variants, prefill_len, board)
+    banks = gen.banks
+    manifest = weight_manifest(model, variants, banks, gen)
+    files = _render(model, variants, banks, manifest, prefill_len, board, gen)
     wrote_weights = False
     if folder is not None:
         try:
             for v in variants:
                 v.project.write(folder.sub(v.folder))
+            write_hls_project(gen.files, folder.sub("generate"))
             bins = weight_files(model, manifest) if weights else {}
             folder.write({**files, **{f"weights/{f}": a for f, a in bins.items()}})
             wrote_weights = weights and model.weights is not None
@@ -710,8 +806,8 @@ def build(model, output=None, prefill_len: int | None = None, board="u55c", over
             raise
     c = model.config
     return AcceleratorProject(out, c.name or c.family, variants, banks, files, wrote_weights, prefill_len,
-                              model.max_len, time.perf_counter() - t0, schedule)
+                              model.max_len, time.perf_counter() - t0, schedule, gen)
 
 
-__all__ = ["AcceleratorProject", "LayerVariant", "Port", "SCHEDULES", "build", "forward_syncs", "read_weights",
+__all__ = ["AcceleratorProject", "LayerVariant", "Port", "SCHEDULES", "build", "read_weights",
            "load_weights", "weight_manifest", "write_weights"]

@@ -3,4 +3,15 @@ output folder a build writes (:mod:`.folder`) and the escaping of user strings i
 from .folder import OutputFolder, OutputFolderError, plain_parts
 from .text import comment, md_code
 
-__all__ = ["OutputFolder", "OutputFolderError", "comment", "md_code", "plain_parts"]
+
+def __getattr__(name: str):
+    """``CSimError`` and ``write_hls_project`` (an HLS project's files and bundled headers into a folder), loaded
+    on first use: ``import streamdsl`` does not load the HLS backend."""
+    if name in ("CSimError", "write_hls_project"):
+        from .hls import project
+
+        return project.CSimError if name == "CSimError" else project.write
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["CSimError", "OutputFolder", "OutputFolderError", "comment", "md_code", "plain_parts", "write_hls_project"]

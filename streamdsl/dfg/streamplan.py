@@ -11,6 +11,7 @@ moving a token costs.  The timing model prices it and the HLS emitter writes it,
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -88,11 +89,11 @@ def tensor_packings(low, placements: dict) -> dict[str, Packing]:
     return out
 
 
-def _slots(p: Packing, layout: ITensor, shift: tuple[int, ...]) -> np.ndarray:
+def _slots(pos: np.ndarray, layout: ITensor, shift: tuple[int, ...]) -> np.ndarray:
     """Slots (word * values a word + value) of every value ``layout`` moves, in stream order, its tiles moved
-    by ``shift`` in ``p``'s tensor: ``[tokens, values a token]``."""
-    shape = tuple(p.tensor_type.shape)
-    pos = p.positions().reshape(shape)
+    by ``shift`` in the tensor whose slots are ``pos`` (``Packing.positions`` in the tensor's shape):
+    ``[tokens, values a token]``."""
+    shape = pos.shape
     it = layout
     grids = np.indices(tuple(it.trips)).reshape(len(it.trips), -1)  # iteration indices, stream order
     offs = [grids[it.map[d]] * it.steps[it.map[d]] for d in range(len(shape))]
@@ -105,10 +106,12 @@ BURST_WORDS = 4096 * 8 // BUS_BITS
 """Words of the longest AXI burst a port issues (4 KB, the boundary a burst may not cross)."""
 
 
+@functools.lru_cache(maxsize=1024)
 def aligned(p: Packing, layout: ITensor, axis: int | None = None, load: bool = True) -> bool:
     """Does every beat of ``layout``'s tokens lie in one word of ``p``, its values side by side from its first
     slot (for every offset of a placed store along ``axis``)?  A store moves whole words: its beats must each
-    fill one from its first slot."""
+    fill one from its first slot.  Remembered by value (its arguments are immutable): every design an
+    exploration models plans the same DMAs again, and a placed store checks each offset of its rows."""
     if layout == p.layout:
         return load or p.per_word == 1
     per = BUS_BITS // p.bits
@@ -116,11 +119,14 @@ def aligned(p: Packing, layout: ITensor, axis: int | None = None, load: bool = T
     if math.prod(layout.tensor_shape) > 1 << 22:
         return False  # too large to check value by value: moved a value a word
     shifts = [0] if axis is None else range(p.layout.element[axis])
+    flat = p.positions()
+    pos = flat.reshape(tuple(p.tensor_type.shape))
+    held = None if load else np.bincount(flat // per, minlength=p.words)  # data slots each word holds
     for s in shifts:
         shift = tuple(s if d == axis else 0 for d in range(len(layout.element)))
         if axis is not None and layout.tensor_shape[axis] + s > p.tensor_type.shape[axis]:
             continue
-        slots = _slots(p, layout, shift)
+        slots = _slots(pos, layout, shift)
         pad = (-slots.shape[1]) % bt.lanes
         if pad:
             slots = np.concatenate([slots, np.full((slots.shape[0], pad), -1)], axis=1)
@@ -132,7 +138,6 @@ def aligned(p: Packing, layout: ITensor, axis: int | None = None, load: bool = T
         if load:
             fits = (start % bt.lanes == 0) & (start + bt.lanes <= per)
         else:  # a store writes the whole word: the beat must be all the data the word holds
-            held = np.bincount(p.positions() // per, minlength=p.words)
             valid = (beats >= 0).sum(axis=2, keepdims=True)
             fits = (start == 0) & (held[first // per] == valid)
         if not (ok.all() and fits.all()):

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from ..ir import build as B
 from ..ir.deps import loop_binds
+from ..ir.memo import IdentityMemo
 from ..ir.nodes import Alloc, Const, For, Kernel, Load, Return, StreamMove
 from ..types import index
 from ..sched.rewrite import map_stmt_exprs, replace
@@ -42,8 +45,7 @@ def windows_of(k: Kernel, n, fifos: dict) -> dict[str, tuple[int, ...]]:
             if p in tables.windows and e in fifos and fifos[e].dst == n.name}
 
 
-def _step_ranges(tables: StepTables) -> dict[int, tuple[int, int]]:
-    """Statement of the step body -> (its first step, its steps)."""
+def _step_ranges_of(tables: StepTables) -> dict[int, tuple[int, int]]:
     out: dict[int, list[int]] = {}
     for i, st in enumerate(tables.steps):
         r = out.setdefault(st.stmt, [i, 0])
@@ -51,8 +53,19 @@ def _step_ranges(tables: StepTables) -> dict[int, tuple[int, int]]:
     return {s: (a, c) for s, (a, c) in out.items()}
 
 
+# a task's step tables are shared by the designs that keep its kernel and layouts: their ranges once per object
+_STEP_RANGES = IdentityMemo(_step_ranges_of, 1024)
+
+
+def _step_ranges(tables: StepTables) -> dict[int, tuple[int, int]]:
+    """Statement of the step body -> (its first step, its steps); read it, never change it."""
+    return _STEP_RANGES(tables)
+
+
 def _diff(table: tuple[int, ...], first: int, count: int) -> tuple[int, ...]:
-    return tuple(table[s] - (table[s - 1] if s > 0 else 0) for s in range(first, first + count))
+    """The tokens each of steps ``first .. first + count - 1`` moves (``table``: the running count)."""
+    run = np.asarray(table[max(0, first - 1):first + count], dtype=np.int64)
+    return tuple((np.diff(run) if first > 0 else np.diff(run, prepend=0)).tolist())
 
 
 def _keep_binds(k: Kernel, body: tuple) -> tuple:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import bisect
 import gc
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -203,14 +203,37 @@ def _segment_max(acc: np.ndarray, at: np.ndarray, values: np.ndarray) -> None:
 
 def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None],
              starts: dict[str, int] | None = None, trace: bool = False) -> SimResult:
-    """Run the model; ``depths[e] = None`` is an unbounded FIFO; ``trace=True`` keeps a :class:`Trace`."""
+    """Run the model; ``depths[e] = None`` is an unbounded FIFO; ``trace=True`` keeps a :class:`Trace`.
+
+    A run without a trace is remembered by value (tasks, edges, depths and starts are all it reads): FIFO
+    sizing and the model of a design run the same timing again (the explorer's evaluation, then the chosen
+    design pinned at the same depths).  Each caller gets its own copy of the result's tables."""
+    key = None
+    if not trace:
+        key = (tuple(tasks), tuple(edges), tuple(depths.items()), tuple((starts or {}).items()))
+        hit = _RUNS.get(key)
+        if hit is not None:
+            _RUNS.move_to_end(key)
+            return _copy(hit)
     collecting = gc.isenabled()
     gc.disable()  # a run makes millions of small tuples, none in a cycle: collector passes were half its time
     try:
-        return _Run(tasks, edges, depths, starts or {}).result(trace)
+        res = _Run(tasks, edges, depths, starts or {}).result(trace)
     finally:
         if collecting:
             gc.enable()
+    if key is not None:
+        _RUNS[key] = _copy(res)
+        if len(_RUNS) > 64:
+            _RUNS.popitem(last=False)
+    return res
+
+
+_RUNS: "OrderedDict[tuple, SimResult]" = OrderedDict()  # the runs without a trace, least recently used first
+
+
+def _copy(r: SimResult) -> SimResult:
+    return SimResult(r.cycles, dict(r.busy), dict(r.stall), dict(r.peak), dict(r.starts), dict(r.backpressure))
 
 
 class _Run:

@@ -4,7 +4,8 @@ A recipe inlines the kernels a task calls, fuses its row loops, orders its loops
 every innermost loop (or the parent of a short one) and spends an unroll factor inside the pipelines
 (:func:`unroll_parallel`); the moves (:data:`MOVES`) split its float sums or rebind its operators.  Every
 function here takes a :class:`~streamdsl.sched.schedule.Schedule` and applies primitives to it; none
-remembers anything (the search memoises whole recipes: :mod:`.search`).
+remembers a choice (the search memoises whole recipes and their parts before the factor: :mod:`.search`);
+what :func:`unroll_parallel` reads of a pipelined IR object is remembered by that object (it is immutable).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ..errors import ScheduleError
 from ..ir.bounds import loop_trips
 from ..ir.deps import affine, bind_class, carried_accumulations, classify, is_var_mul
 from ..ir.loops import loops_with_parents, trip_count
+from ..ir.memo import IdentityMemo
 from ..ir.nodes import Alloc, CallKernel, For, If, Load, Store, walk
 from ..perf.model import BRAM_MAX_BYTES
 from ..sched.schedule import Schedule
@@ -111,17 +113,7 @@ def unroll_parallel(s: Schedule, u: int) -> int:
     if u <= 1:
         return 1
     best = 1
-    nests = [(lp, parents) for lp, parents in loops_with_parents(s.ir.body) if "pipeline" in lp.attrs]
-    most_trips = loop_trips(s.ir.body)  # expression bounds at their largest
-    work = {id(lp): math.prod([most_trips.get(id(p)) or 1 for p in parents] + [most_trips.get(id(lp)) or 1])
-            for lp, parents in nests}
-    for lp, _ in nests:  # in lane-iterations: the lanes the pipeline already makes are work too
-        work[id(lp)] *= _lanes_inside(lp)
-    cost = {id(lp): max(1.0, lane_cost(s.ir, lp.body) / _lanes_inside(lp)) for lp, _ in nests}
-    ref = max((lp for lp, _ in nests), key=lambda lp: (work[id(lp)], -cost[id(lp)]), default=None)
-    most = work[id(ref)] / cost[id(ref)] if ref is not None else 1
-    for lp, _ in nests:
-        work[id(lp)] /= cost[id(lp)]
+    nests, work, most = _NESTS(s.ir)
     for lp, parents in nests:
         u_n = max(1, min(u, math.ceil(u * math.sqrt(work[id(lp)] / most))))
         n = trip_count(lp) or 1
@@ -141,6 +133,29 @@ def unroll_parallel(s: Schedule, u: int) -> int:
             _partition_for(s, lp, n if v > n else v)
         best = max(best, v)
     return best
+
+
+def _nests(ir) -> tuple[list, dict[int, float], float]:
+    """The pipelined nests of ``ir`` (loop, the loops around it), each one's lane-iterations per unit of a lane's
+    logic (by id of its loop), and the largest of those (the reference nest's): what :func:`unroll_parallel`
+    shares a factor by, whatever the factor."""
+    nests = [(lp, parents) for lp, parents in loops_with_parents(ir.body) if "pipeline" in lp.attrs]
+    most_trips = loop_trips(ir.body)  # expression bounds at their largest
+    work = {id(lp): math.prod([most_trips.get(id(p)) or 1 for p in parents] + [most_trips.get(id(lp)) or 1])
+            for lp, parents in nests}
+    for lp, _ in nests:  # in lane-iterations: the lanes the pipeline already makes are work too
+        work[id(lp)] *= _lanes_inside(lp)
+    cost = {id(lp): max(1.0, lane_cost(ir, lp.body) / _lanes_inside(lp)) for lp, _ in nests}
+    ref = max((lp for lp, _ in nests), key=lambda lp: (work[id(lp)], -cost[id(lp)]), default=None)
+    most = work[id(ref)] / cost[id(ref)] if ref is not None else 1
+    for lp, _ in nests:
+        work[id(lp)] /= cost[id(lp)]
+    return nests, work, most
+
+
+# a kernel's pipelined IR is given each factor the search tries (the same object, :mod:`.search`): its nests and
+# their lanes' logic (a cost-model run per nest) are the same for every factor.  The entry keeps the IR alive.
+_NESTS = IdentityMemo(_nests, 256)
 
 
 def _lanes_from_parent(s: Schedule, lp: For, parents, piped, want: int) -> int:
@@ -347,10 +362,15 @@ def _pipelines(s: Schedule, reorder: bool) -> None:
     pipeline_innermost(s)
 
 
-def _recipe(s: Schedule, reorder: bool, u: int, split: bool = False) -> int:
+def _front(s: Schedule, reorder: bool, split: bool) -> None:
+    """The recipe before its factor: its pipelines, and ``split``: its float sums split."""
     _pipelines(s, reorder)
     if split:  # before the lanes: their share of the factor is priced with the partial sums' adders
         split_sums(s)
+
+
+def _lanes(s: Schedule, u: int) -> int:
+    """The recipe from its factor on: ``u`` spent inside the pipelines, large locals in URAM."""
     got = unroll_parallel(s, u)
     bind_large_locals(s)
     return got
@@ -367,8 +387,20 @@ def apply_recipe(s: Schedule, reorder: bool, u: int, split: bool = False) -> int
     """The explorer's recipe on ``s`` (its pipelines, ``split``: its unrolled float sums split first, the factor
     ``u`` spent inside the pipelines, large locals in URAM), the IR verified once at the end; returns the largest
     factor a loop took.  :meth:`.search.Search.apply_recipe` is the same, remembered."""
+    return recipe_from(s, reorder, u, split)[0]
+
+
+def recipe_from(s: Schedule, reorder: bool, u: int, split: bool = False, front: tuple | None = None) -> tuple[int, tuple]:
+    """:func:`apply_recipe`, and the state the recipe reached before its factor, ``(IR, trace steps)`` (the same
+    for every factor); ``front``: that state, as an earlier call on an equal kernel gave it, restored instead of
+    made again (:meth:`~streamdsl.sched.schedule.Schedule.restore`)."""
     with s.batch():
-        return _recipe(s, reorder, u, split)
+        if front is None:
+            _front(s, reorder, split)
+            front = (s.ir, tuple(s.trace.steps))
+        else:
+            s.restore(front[0], list(front[1]))
+        return _lanes(s, u), front
 
 
 def splittable(kernel, reorder: bool) -> bool:

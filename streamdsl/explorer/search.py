@@ -23,10 +23,11 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from ..cost.model import estimate as estimate_kernel
+from ..cost.model import as_board
+from ..dfg.timing import kernel_report
 from ..ir.nodes import Kernel
 from ..sched.schedule import Schedule, Step
-from .recipes import BINDERS, OPERATOR_MOVES, apply_recipe, splittable
+from .recipes import BINDERS, OPERATOR_MOVES, apply_recipe, recipe_from, splittable
 
 KEPT = 4096  # entries each cache holds; the oldest go first (the interning table is dropped whole past it)
 
@@ -53,6 +54,8 @@ class Search:
     def __init__(self, kept: int = KEPT):
         self.kept = kept
         self._recipes: OrderedDict[tuple, _Recipe] = OrderedDict()  # (kernel IR, reorder, u, split), by value
+        self._fronts: OrderedDict[tuple, tuple] = OrderedDict()  # (kernel IR, reorder, split), by value -> (IR,
+        # trace steps) of its recipe before the factor (recipes.recipe_from)
         self._one_of: dict[Kernel, Kernel] = {}  # scheduled IR -> the first equal object
         self._moved: OrderedDict[tuple, tuple] = OrderedDict()  # (id of an IR, move) -> (IR, IR after, steps, done)
         self._estimates: OrderedDict[tuple, KernelEstimate | None] = OrderedDict()  # (kernel, reorder, u, moves,
@@ -61,12 +64,13 @@ class Search:
 
     def clear(self) -> None:
         """Forget every recipe, move, estimate and interned IR."""
-        for cache in (self._recipes, self._one_of, self._moved, self._estimates, self._splittable):
+        for cache in (self._recipes, self._fronts, self._one_of, self._moved, self._estimates, self._splittable):
             cache.clear()
 
     def entries(self) -> int:
         """How many recipes, moves, estimates and interned IRs it remembers."""
-        return sum(len(c) for c in (self._recipes, self._one_of, self._moved, self._estimates, self._splittable))
+        return sum(len(c) for c in (self._recipes, self._fronts, self._one_of, self._moved, self._estimates,
+                                      self._splittable))
 
     def __repr__(self) -> str:
         return (f"<Search: {len(self._recipes)} recipe(s), {len(self._estimates)} estimate(s), "
@@ -83,12 +87,17 @@ class Search:
             self._recipes.move_to_end(key)
             s.restore(hit.ir, hit.steps)
             return hit.lanes
-        got = apply_recipe(s, reorder, u, split)
-        if fresh:
-            s.restore(self._one(s.ir), s.trace.steps)
-            self._recipes[key] = _Recipe(s.ir, tuple(s.trace.steps), got)
-            while len(self._recipes) > self.kept:
-                self._recipes.popitem(last=False)
+        if not fresh:
+            return apply_recipe(s, reorder, u, split)
+        fkey = (s.ir, reorder, split)  # the recipe up to its factor is the same for every factor
+        got, front = recipe_from(s, reorder, u, split, self._fronts.get(fkey))
+        self._fronts[fkey] = front
+        self._fronts.move_to_end(fkey)
+        s.restore(self._one(s.ir), s.trace.steps)
+        self._recipes[key] = _Recipe(s.ir, tuple(s.trace.steps), got)
+        for cache in (self._recipes, self._fronts):
+            while len(cache) > self.kept:
+                cache.popitem(last=False)
         return got
 
     def move(self, s: Schedule, move: str) -> int:
@@ -136,8 +145,9 @@ class Search:
         if "split" not in moves or self.splittable(kernel, reorder):
             s = Schedule(kernel)
             lanes = self.apply_recipe(s, reorder, u, "split" in moves)
-            if all(BINDERS[m](s) for m in OPERATOR_MOVES if m in moves):
-                rep = estimate_kernel(s.ir, board_name, clock)
+            # the moves and the report as a design built of this kernel has them (one IR object, one cost-model run)
+            if all(self.move(s, m) for m in OPERATOR_MOVES if m in moves):
+                rep = kernel_report(s.ir, as_board(board_name, clock), clock)
                 got = KernelEstimate(int(rep.cycles), dict(rep.resources), lanes)
         self._estimates[key] = got
         if len(self._estimates) > self.kept:

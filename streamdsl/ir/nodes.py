@@ -38,6 +38,7 @@ compares equal to the original (``sd.parse_ir(str(k.ir)) == k.ir``).
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -343,10 +344,19 @@ def children(node) -> Iterator:
 def walk(node) -> Iterator:
     """Pre-order traversal of ``node`` and everything under it.
 
-    An explicit stack rather than nested generators: every pass over the IR
-    (verification, the cost model, the explorer) walks it, and a ``yield from``
-    per level made each node cost a generator frame per ancestor."""
-    stack = list(reversed(node.body)) if isinstance(node, Kernel) else [node]
+    Every pass over the IR (verification, the cost model, the explorer) walks it, the same loops many times
+    over: a statement's nodes are remembered per object (:data:`_SUBTREES`; nodes are immutable, and
+    a primitive's copy-on-write result shares the loops it did not change), and anything else is walked with
+    an explicit stack (a ``yield from`` per level made each node cost a generator frame per ancestor)."""
+    if isinstance(node, Kernel):
+        return itertools.chain.from_iterable(map(walk, node.body))
+    if isinstance(node, _COMPOUND):
+        return iter(_SUBTREES(node))
+    return _walk_stack(node)
+
+
+def _walk_stack(node) -> Iterator:
+    stack = [node]
     while stack:
         n = stack.pop()
         yield n
@@ -354,6 +364,19 @@ def walk(node) -> Iterator:
         if kids:
             kids.reverse()
             stack.extend(kids)
+
+
+def _subtree(node) -> tuple:
+    """``node`` and everything under it, in pre-order (the statements inside from their own entries)."""
+    out = [node]
+    for kid in _children_list(node):
+        out.extend(_SUBTREES(kid) if isinstance(kid, _COMPOUND) else _walk_stack(kid))
+    return tuple(out)
+
+
+_COMPOUND = Stmt  # every statement: the rules of the cost model walk a loop body statement by statement
+# statement -> its nodes in pre-order; an entry keeps its node alive, the least recently used go first
+_SUBTREES = IdentityMemo(_subtree, 16384)
 
 
 def _written_params(k: Kernel) -> tuple[str, ...]:

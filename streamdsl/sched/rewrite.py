@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Iterator
 
+from ..ir.memo import IdentityMemo
 from ..ir.nodes import Expr, For, If, Kernel, Stmt, Var
 
 Path = tuple[int, ...]  # child positions from the kernel body down to a statement
@@ -126,7 +127,12 @@ def fresh(taken: set[str], base: str) -> str:
 
 
 def unique_loop_vars(k: Kernel) -> Kernel:
-    """Rename loop variables so that every loop of ``k`` has its own name (j, j1, j2...)."""
+    """Rename loop variables so that every loop of ``k`` has its own name (j, j1, j2...).  Remembered per kernel
+    object (every ``Schedule`` of a kernel starts here: the explorer makes one per kernel estimate)."""
+    return _UNIQUE(k)
+
+
+def _unique_loop_vars(k: Kernel) -> Kernel:
     taken = all_names(k)  # a new name must not clash with any name, loop variables included
     seen: set[str] = set()
 
@@ -146,6 +152,9 @@ def unique_loop_vars(k: Kernel) -> Kernel:
         return tuple(out)
 
     return replace(k, body=visit(k.body))
+
+
+_UNIQUE = IdentityMemo(_unique_loop_vars, 1024)
 
 
 def map_stmts(body: tuple[Stmt, ...], fn: Callable[[Stmt], Stmt | None]) -> tuple[Stmt, ...]:

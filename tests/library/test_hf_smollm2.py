@@ -8,6 +8,7 @@ the transformers load; it runs in CI.
 """
 from __future__ import annotations
 
+import shutil
 import time
 
 import numpy as np
@@ -92,6 +93,26 @@ def test_greedy_generation_continues_paris_like_transformers(ours, theirs):
         ref = model.generate(torch.tensor([ids]), max_new_tokens=8, do_sample=False)[0, len(ids):].tolist()
     print(f"greedy 8 tokens: NumPy {numpy_seconds:.2f} s, transformers {time.perf_counter() - start:.2f} s")
     assert new == ref
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_csim_of_the_generate_kernel_says_paris_like_transformers(ours, theirs, tmp_path):
+    """Real weights through the project LLM.build writes: one C-simulated launch of its generate kernel (the
+    prompt through the prefill layers, then decode steps, the head and argmax on the device) gives
+    transformers' greedy tokens."""
+    from streamdsl.library.llm.device import csim
+    from streamdsl.library.llm.models import llama
+
+    config, weights, tokenizer, _ = ours
+    model, _ = theirs
+    ids = tokenizer(PROMPT).input_ids
+    m = llama(config, max_len=len(ids) + 3).load(weights)
+    prj = m.build("hls", output=tmp_path / "prj", prefill_len=len(ids), schedule="default")
+    got = csim(prj.output, ids, 3)
+    with torch.no_grad():
+        ref = model.generate(torch.tensor([ids]), max_new_tokens=3, do_sample=False)[0, len(ids):].tolist()
+    assert got == ref and tokenizer.decode(got).startswith(PARIS)
 
 
 def test_decode_with_cache_equals_full_forward(ours):

@@ -5,10 +5,10 @@ projects; the tests check the layer kernels' pragmas and ports, that
 link.cfg connects every m_axi port of every kernel to HBM consistently,
 that the weight files round-trip to the model's weights, and that the
 generated XRT host compiles against a CPU mock of XRT (tests/library/xrt_mock)
-whose kernels are the layer top functions of the generated C-sim sources.
-For Llama and Gemma 3 (sliding + full kernels, two RoPE thetas) the host then
-runs: its greedy tokens must equal ``m.generate`` on the simulator and its
-logits ``m.prefill``/``m.decode`` to 1e-4.
+whose one kernel is the generate kernel's C-simulation.  The C-simulation of a
+whole launch (generate/tb_<kernel>.cpp) must give transformers' greedy tokens;
+for Llama and Gemma 3 (sliding + full kernels, two RoPE thetas) the host runs on
+the mock and must give the simulator's.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -29,6 +30,7 @@ import streamdsl as sd
 from streamdsl.backend.folder import OutputFolderError
 from streamdsl.library.llm import models
 from streamdsl.library.llm.config import FAMILIES, LLMError
+from streamdsl.library.llm.device import csim
 from streamdsl.library.llm.hls_build import load_weights, read_weights
 from streamdsl.library.llm.weights import from_hf
 
@@ -96,7 +98,11 @@ def test_layer_projects_have_the_kernels_ports_and_pragmas(built, family):
         assert cpp.count("max_read_burst_length=64") == len(tensors)
         assert [p.name for p in v.ports if p.role == "scalar"] == ["pos", "n_valid"]
         assert v.t == (1 if v.phase == "decode" else PROMPT_LEN)
-        assert f"{v.kernel}.xo" in (d / "Makefile").read_text()
+        # the generate kernel calls a copy of it: the same code, a sub-function (its ports are the top's)
+        sub = (d / "generate" / f"{v.kernel}.cpp").read_text()
+        assert f"generate/{v.kernel}.cpp" in (d / "Makefile").read_text()
+        assert "#pragma HLS interface" not in sub and sub.count("#pragma") == cpp.count("#pragma") - 2 * len(tensors) - 3
+        assert 'extern "C"' not in (d / "generate" / f"{v.kernel}.h").read_text()
         # the renamed project is the layer schedule's own project: same sizes, same pragmas
         orig = m.schedule(v.t, v.kind).build("hls").files[f"{m.schedule(v.t, v.kind).graph.ir.name}.cpp"]
         assert cpp.count("#pragma") == orig.count("#pragma") and len(cpp.splitlines()) == len(orig.splitlines())
@@ -113,16 +119,22 @@ def test_link_cfg_maps_every_m_axi_port_consistently(built, family):
         assert (cu, port) not in sp, f"{cu}.{port} mapped twice"
         sp[cu, port] = (int(lo), int(hi or lo))
     nk = re.findall(r"^nk=(\w+):1:(\w+)_1$", cfg, re.M)
-    assert sorted(k for k, _ in nk) == sorted(v.kernel for v in prj.variants) and all(a == b for a, b in nk)
+    gen = prj.generate
+    assert nk == [(gen.kernel, gen.kernel)], "the xclbin holds one kernel"
+    cpp = (d / "generate" / f"{gen.kernel}.cpp").read_text()
+    buffers = [a.name for a in gen.args if not a.scalar]
+    assert m_axi_ports(cpp, gen.kernel) == buffers == [p for _, p in sp]  # every buffer on HBM, in order
+    for (k, p), (lo, hi) in sp.items():
+        assert 0 <= lo <= hi < 32
+        assert gen.arg(p).hbm == (f"HBM[{lo}]" if lo == hi else f"HBM[{lo}:{hi}]")
     bank_of: dict[str, tuple[int, int]] = {}
-    for v in prj.variants:
-        cpp = (d / v.folder / f"{v.kernel}.cpp").read_text()
-        ports = m_axi_ports(cpp, v.kernel)
-        assert sorted(p for (k, p) in sp if k == v.kernel) == sorted(ports)
-        for p in ports:
-            lo, hi = sp[v.kernel, p]
-            assert 0 <= lo <= hi < 32
-            assert bank_of.setdefault(p, (lo, hi)) == (lo, hi), f"{p} on different banks in different kernels"
+    for v in prj.variants:  # a layer port's buffer: one bank range in every variant, the generate argument's
+        for p in v.ports:
+            if p.banks is None:
+                continue
+            assert bank_of.setdefault(p.name, p.banks) == p.banks, f"{p.name} on different banks in different kernels"
+            if p.role in ("weight", "kv_in"):
+                assert sp[gen.kernel, p.name] == p.banks
     kv_in = [p.name for p in prj.variants[0].ports if p.role == "kv_in"]
     kv_out = [p.name for p in prj.variants[0].ports if p.role == "kv_out"]
     assert [bank_of[p] for p in kv_in] == [bank_of[p] for p in kv_out], "the new rows go into the cache buffers"
@@ -134,9 +146,37 @@ def test_link_cfg_maps_every_m_axi_port_consistently(built, family):
     matrices = [p for v in prj.variants[:1] for p in v.ports if p.role == "weight" and len(p.shape) == 2]
     assert len({bank_of[p.name] for p in matrices}) == len(matrices), "every weight matrix has its own bank"
     plan = json.loads((d / "project.json").read_text())
-    assert all(a["hbm"] == (f"HBM[{sp[v['kernel'], a['name']][0]}]" if sp[v["kernel"], a["name"]][0] == sp[v["kernel"], a["name"]][1]
-                            else f"HBM[{sp[v['kernel'], a['name']][0]}:{sp[v['kernel'], a['name']][1]}]")
-               for v in plan["variants"] for a in v["args"] if a["shape"])
+    assert [(a["name"], a["hbm"]) for a in plan["kernel"]["args"] if a["bytes"]] == [(a.name, a.hbm) for a in gen.args
+                                                                                     if not a.scalar]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_generate_kernel_passes_the_lint(built, family):
+    """The generate kernel's sources (its top function, the layer and head sub-functions) on the synthesis path:
+    C++14, bus-width streams and ports, one reader and writer a stream, canonical dataflow, their pragmas."""
+    from streamdsl.backend.hls.lint import RULES, lint_code
+    from tests.emitted import PENDING
+
+    _, prj, _ = built[family]
+    files = {k: v for k, v in prj.generate.files.items() if not k.startswith("tb_")}
+    assert lint_code(files, rules=tuple(r for r in RULES if r not in PENDING)) == []
+
+
+def test_the_emitted_files_do_not_depend_on_the_hash_seed():
+    """The same build in two interpreters with different string hashing writes the same files (a set iterated
+    into a file once ordered a task's window comments by hash)."""
+    code = ("import hashlib, sys; import streamdsl as sd; from streamdsl.library.llm.models import model\n"
+            "m = model(sd.llm.tiny('gpt2'), max_len=8, quant='w4a8')\n"
+            "prj = m.build('hls', prefill_len=4)\n"
+            "files = {**prj.generate.files, **{k: v for x in prj.variants for k, v in x.project.files.items()}}\n"
+            "print(hashlib.sha256(repr(sorted(files.items())).encode()).hexdigest())")
+    digests = set()
+    for seed in ("1", "2"):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                           env=dict(os.environ, PYTHONHASHSEED=seed, STREAMDSL_QUIET="1"))
+        assert r.returncode == 0, r.stderr[-2000:]
+        digests.add(r.stdout.strip())
+    assert len(digests) == 1
 
 
 def test_the_project_is_deterministic(built, tmp_path):
@@ -156,9 +196,13 @@ def test_weight_files_round_trip(built, family):
     lanes: dict[str, int] = {}
     for t in manifest["tensors"]:
         assert (wdir / t["file"]).stat().st_size == t["offset"] + t["nbytes"]
-        if t["where"] == "hbm":  # a port's words: 64 bytes each
+        if "layout" in t and "layer" in t:  # a layer port's words: 64 bytes each
             port = next(p for p in prj.variants[0].ports if p.name == t["port"])
             assert t["hbm"] == port.hbm and t["nbytes"] == 64 * t["words"] == port.nbytes and t["lane"] == port.lane
+            lanes[t["name"]] = lanes.get(t["name"], 0) + t["nbytes"]
+        elif "layout" in t:  # a head port's words, the whole buffer of its generate argument
+            arg = prj.generate.arg(t["port"])
+            assert t["hbm"] == arg.hbm and t["nbytes"] == arg.nbytes
             lanes[t["name"]] = lanes.get(t["name"], 0) + t["nbytes"]
         else:
             assert t["nbytes"] == 4 * int(np.prod(t["shape"]))
@@ -177,6 +221,7 @@ def test_weight_files_round_trip(built, family):
         assert n1 == n2 and np.array_equal(a, b), n1
     raw = np.fromfile(wdir / "layer0_ln1.bin", dtype="<f4")
     assert np.array_equal(raw, w.layers[0].ln1)  # plain little-endian float32, row-major
+    assert np.array_equal(arrays["head_E"], w.lm_head) and np.array_equal(arrays["head_w"], w.final_norm)
 
 
 def test_a_model_without_weights_builds_without_weight_files(tmp_path):
@@ -231,25 +276,35 @@ def _cached_object(job: tuple[list[str], list[Path]]) -> None:
         shutil.copyfile(cached, obj)
 
 
+def _csim_jobs(prj, where: Path) -> list:
+    """Compile jobs of the generate kernel's C-sim sources (every .cpp of generate/ but the testbench)."""
+    g = prj.output / "generate"
+    incs = [f"-I{g}", f"-I{g / 'include' / 'csim'}", f"-I{g / 'include'}"]
+    jobs = []
+    for src in sorted(g.glob("*.cpp")):
+        if src.name.startswith("tb_"):
+            continue
+        jobs.append((["-O1", "-w", "-DSTREAMDSL_THREADED_DATAFLOW", "-DSD_ACCOUNT", *incs, "-c", str(src), "-o",
+                      str(where / f"k_{src.stem}.o")], [src, *sorted(g.glob("*.h"))]))
+    return jobs
+
+
 def compile_host(prj, where: Path) -> Path:
-    """The generated host linked with the XRT mock and every layer kernel's C-sim sources."""
+    """The generated host linked with the XRT mock, whose one kernel is the generate kernel's C-sim."""
     where.mkdir(parents=True, exist_ok=True)
     d = prj.output
+    g = d / "generate"
+    gen = prj.generate
+    names = ", ".join(f'"{a.name}"' for a in gen.args)
+    reg = where / "register.cpp"
+    reg.write_text('#include "xrt_mock.h"\n' + f'#include "{gen.kernel}.h"\n'
+                   + f'XRT_MOCK_KERNEL("{gen.kernel}", &{gen.kernel}, {{{names}}});\n')
+    incs = [f"-I{g}", f"-I{g / 'include' / 'csim'}", f"-I{g / 'include'}"]
     jobs = [(["-O1", "-Wall", "-Wextra", "-Werror", f"-I{MOCK}", "-c", str(d / "host" / "host.cpp"),
-              "-o", str(where / "host.o")], [d / "host" / "host.cpp"])]
-    for v in prj.variants:
-        names = ", ".join(f'"{p.name}"' for p in v.ports)
-        src = where / f"kernel_{v.name}.cpp"
-        src.write_text(
-            '#include "xrt_mock.h"\n'
-            + "".join(f'#include "{h}"\n' for h in ("ap_fixed.h", "ap_int.h", "hls_math.h", "hls_stream.h",
-                                                                "hls_streamofblocks.h", "streamdsl_rt.h"))
-            + f"namespace mock_{v.name} {{\n#include \"{v.kernel}.cpp\"\n}}\n"
-            + f'XRT_MOCK_KERNEL("{v.kernel}", &mock_{v.name}::{v.kernel}, {{{names}}});\n')
-        jobs.append((["-O0", "-w", f"-I{MOCK}", f"-I{d / v.folder}", f"-I{d / v.folder / 'include' / 'csim'}",
-                      f"-I{d / v.folder / 'include'}", "-c", str(src),
-                      "-o", str(src.with_suffix(".o"))],
-                     [src, d / v.folder / f"{v.kernel}.cpp", d / v.folder / f"{v.kernel}.h"]))
+              "-o", str(where / "host.o")], [d / "host" / "host.cpp"]),
+            (["-O0", "-w", f"-I{MOCK}", *incs, "-c", str(reg), "-o", str(where / "register.o")],
+             [reg, *sorted(g.glob("*.h"))])]
+    jobs += _csim_jobs(prj, where)
     with ThreadPoolExecutor(2) as pool:
         list(pool.map(_cached_object, jobs))
     exe = where / "host"
@@ -264,32 +319,99 @@ def test_host_compiles_against_the_xrt_mock(built, family):
     host = prj.output / "host" / "host.cpp"
     _gxx(["-fsyntax-only", "-Wall", "-Wextra", "-Werror", f"-I{MOCK}", str(host)])
     text = host.read_text()
-    for api in ("xrt::device(", "load_xclbin(", "xrt::kernel", "group_id(", "XCL_BO_SYNC_BO_TO_DEVICE", "xrt::run run("):
+    for api in ("xrt::device device(", "load_xclbin(", "xrt::kernel kernel(", "group_id(", "XCL_BO_SYNC_BO_TO_DEVICE",
+                "xrt::run run("):
         assert api in text, api
+    assert text.count("run.start()") == 1 and text.count("xrt::kernel kernel(") == 1, "one kernel, one launch a call"
+
+
+def hf_greedy(hf, ids, n: int) -> list[int]:
+    import torch
+
+    with torch.no_grad():
+        out = hf.generate(torch.tensor([list(ids)]), max_new_tokens=n, do_sample=False, min_new_tokens=n,
+                          attention_mask=torch.ones(1, len(ids), dtype=torch.long), pad_token_id=0)
+    return out[0, len(ids):].tolist()
+
+
+@needs_gxx
+@pytest.mark.parametrize("family", FAMILIES)
+def test_csim_of_a_whole_launch_generates_transformers_greedy_tokens(built, family, tmp_path):
+    """One launch of the generate kernel in C-simulation (bounded FIFOs, one thread a process): the prompt ids
+    in, every layer, the head and the argmax on the device, the ids fed back: the ids transformers' greedy
+    generate gives, and the simulator's.  A prompt of prefill_len tokens goes through the prefill layers, a
+    shorter one token by token through the decode layers, a longer one both ways."""
+    m, prj, ids = built[family]
+    hf = build_hf(family)[1]
+    gen = prj.generate
+    for prompt_ids in (ids, ids[:3], [*ids, *ids[:2]][:PROMPT_LEN + 2]):
+        n = min(NEW, m.max_len - len(prompt_ids) + 1)
+        want = hf_greedy(hf, prompt_ids, n)
+        got, counts = csim(prj.output, prompt_ids, n, account=True)
+        assert got == want == m.generate(prompt_ids, n), (family, len(prompt_ids))
+        # the launch did what the end-to-end model prices: its steps, rows gathered, layer calls
+        plan = {(gen.kernel if f == "{kernel}" else f, lab): v for (f, lab), v in gen.plan(len(prompt_ids), n).trips().items()}
+        assert {k: counts[k] for k in plan} == plan
+
+
+@needs_gxx
+def test_a_prompt_that_fills_the_cache_in_one_prefill(tmp_path):
+    """prefill_len = max_len: the prefill layers' stores write the whole cache (no offset to clamp); the launch
+    still compiles warning-free and generates the simulator's id."""
+    config, hf = build_hf("llama")
+    m = models.model(config, max_len=PROMPT_LEN).load(from_hf(hf))
+    prj = m.build("hls", output=tmp_path / "p", prefill_len=PROMPT_LEN, schedule="default")
+    ids = prompt(config, seed=5, length=PROMPT_LEN)
+    assert prj.csim(ids, 1) == m.generate(ids, 1) == hf_greedy(hf, ids, 1)
+
+
+def test_call_syncs_are_the_generated_hosts(built):
+    """A generate call of host.cpp: the prompt ids in, the out buffer's -1s in, the ids back (whole words), and
+    one run; what device.call_syncs tells the end-to-end model."""
+    from streamdsl.library.llm.device import call_syncs
+
+    m, prj, _ = built["gemma3"]
+    host = (prj.output / "host" / "host.cpp").read_text()
+    call = host[host.index("// A generate call"):]
+    syncs = re.findall(r"bos\[(PROMPT|OUT)\]\.sync\((XCL_BO_SYNC_BO_TO_DEVICE|XCL_BO_SYNC_BO_FROM_DEVICE)(.*?)\);", call)
+    assert [(b, d) for b, d, _ in syncs] == [("PROMPT", "XCL_BO_SYNC_BO_TO_DEVICE"), ("OUT", "XCL_BO_SYNC_BO_TO_DEVICE"),
+                                            ("OUT", "XCL_BO_SYNC_BO_FROM_DEVICE")]
+    assert "(ids.size() * sizeof(int32_t) + 63) & ~size_t(63)" in syncs[0][2] and syncs[1][2] == ""
+    assert "(size_t(max_new) * sizeof(int32_t) + 63) & ~size_t(63)" in syncs[2][2]
+    assert call.count("run.start()") == call.count("run.wait()") == 1
+    out_bytes = prj.generate.arg("out").nbytes
+    assert call_syncs(m.max_len, 6, 4) == [("to_device", 64), ("to_device", out_bytes), ("from_device", 64)]
+    assert call_syncs(64, 17, 40)[0] == ("to_device", 128) and call_syncs(64, 17, 40)[2] == ("from_device", 192)
+
+
+XRT = Path(os.environ.get("XILINX_XRT", "/opt/xilinx/xrt"))
+
+
+@pytest.mark.vendor
+@needs_gxx
+@pytest.mark.skipif(not (XRT / "include" / "xrt" / "xrt_kernel.h").exists(), reason="XRT is not installed")
+def test_host_compiles_against_xrts_own_headers(built):
+    """Where XRT is installed, the host compiles against its headers (the mock's API is a subset of them)."""
+    _, prj, _ = built["llama"]
+    _gxx(["-fsyntax-only", "-Wall", "-Werror", f"-I{XRT / 'include'}", str(prj.output / "host" / "host.cpp")])
 
 
 @needs_gxx
 @pytest.mark.parametrize("family", ["llama", "gemma3"])
 def test_host_on_the_mock_generates_what_the_simulator_generates(built, family, tmp_path):
+    """The generated host on the XRT mock (its one kernel the generate kernel's C-sim): buffers allocated once,
+    one run, the ids back."""
     m, prj, ids = built[family]
     exe = compile_host(prj, tmp_path / "mock")
     d = prj.output
-    cmd = [str(exe), str(d / "link.cfg"), str(d / "weights"), *map(str, ids), "--max-new-tokens", str(NEW),
-           "--logits", str(tmp_path / "logits.bin")]
+    cmd = [str(exe), str(d / "link.cfg"), str(d / "weights"), *map(str, ids), "--max-new-tokens", str(NEW)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    tokens = [int(x) for x in r.stdout.split()]
-    assert tokens == m.generate(ids, NEW)
-    logits = np.fromfile(tmp_path / "logits.bin", dtype="<f4").reshape(NEW, m.config.vocab)
-    want, cache = m.prefill(ids)
-    rows = [want[-1]]
-    for tok in tokens[:-1]:
-        lg, cache = m.decode(tok, cache)
-        rows.append(lg)
-    np.testing.assert_allclose(logits, np.stack(rows), rtol=1e-4, atol=1e-4)
+    assert [int(x) for x in r.stdout.split()] == m.generate(ids, NEW)
+    assert "generated in one run" in r.stderr
     if family != "llama":
         return
-    # a prompt shorter than prefill_len goes through the decode kernel token by token
+    # a prompt shorter than prefill_len goes through the decode layers token by token
     r = subprocess.run([*cmd[:3], *map(str, ids[:3]), "--max-new-tokens", "2"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert [int(x) for x in r.stdout.split()] == m.generate(ids[:3], 2)

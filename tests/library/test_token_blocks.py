@@ -7,7 +7,10 @@
   NumPy W8A8 / W4A8 logits.
 * Philox-2x32-10 gives Random123's known-answer vectors (DEShawResearch/random123, tests/kat_vectors); the sampler
   equals inverse-CDF sampling of transformers' TemperatureLogitsWarper + TopKLogitsWarper distribution.
-* One head dataflow and the sampler are C-simulated (g++) and equal the simulator.
+* One head dataflow and the sampler are C-simulated (g++) and equal the simulator; so is the device head the
+  generate kernel emits (fp32 and W4A8), which also equals the unscheduled head and picks a planted largest logit.
+* The greedy LM head (LM head and argmax in one pipeline, lanes side by side, one loop or two) picks the first
+  index of the largest of make_lm_head_q's logits.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import shutil
 import numpy as np
 import pytest
 import torch
+from test_explored_csim import scheduled
 from test_hf_parity import build_hf, prompt
 from transformers.generation.logits_process import TemperatureLogitsWarper, TopKLogitsWarper
 
@@ -160,6 +164,59 @@ def test_head_dataflow_csim_equals_simulator():
     np.testing.assert_array_equal(g.build().csim(*args), head(*args))
 
 
+@needs_gxx
+@pytest.mark.parametrize("family,scheme", [("gpt2", "fp32"), ("gpt2", "w4a8"), ("gemma3", "w4a8")])
+def test_device_head_csim_equals_simulator(family, scheme):
+    """The head the generate kernel emits (device_head): C-simulated, it picks the scheduled simulator's id, the
+    unscheduled head's, and (quantised) the argmax of the NumPy logits; at the largest logit on purpose too."""
+    config = sd.llm.tiny(family)
+    g = token.device_head(config, scheme)
+    lanes = token.head_lanes(config)
+    assert 1 < lanes <= sd.board("u55c").memory.channels and config.vocab % lanes == 0
+    words = lanes * token.head_chunk(config, scheme) * token.SCHEMES[scheme] // 512  # a token of the table
+    assert g.pinned_ports()[("E" if scheme == "fp32" else "Wq")] == words  # a word of every lane a cycle
+    project = g.build("hls")
+    w, b = randn(21, config.hidden), randn(22, config.hidden)
+    table = randn(23, config.vocab, config.hidden)
+    for seed, top in [(24, None), (25, 7), (26, config.vocab - 1)]:
+        h = randn(seed, 1, config.hidden)
+        tab = table.copy()
+        if top is not None:  # a row along the normed state: its logit is the largest
+            tab[top] = 4 * np.sign(sd.llm.blocks.make_layernorm(1, config.hidden, config.norm_eps)(h, w, b)[0]
+                                   if config.norm == "layernorm" else h[0])
+        args = [h, w] + ([b] if config.norm == "layernorm" else []) + (
+            [tab] if scheme == "fp32" else list(quantize_weights(tab, token.SCHEMES[scheme])))
+        got = project.csim(*args)
+        np.testing.assert_array_equal(got, scheduled(g, args)[0])  # the simulator of the scheduled kernels
+        unscheduled = token.make_greedy_head(config.hidden, config.vocab, config.norm, config.norm_eps, scheme,
+                                             lanes, token.head_chunk(config, scheme))
+        assert got[0] == unscheduled(*args)[0]
+        if top is not None:
+            assert got[0] == top
+
+
+def test_greedy_lm_head_is_the_argmax_of_the_lm_head():
+    """Lanes side by side, chunks of a row a step, one loop or two: the first index of the largest logit of
+    make_lm_head_q's bits (ties across lanes and within one)."""
+    hidden, vocab = 48, 96
+    h, E = randn(27, 1, hidden), randn(28, vocab, hidden)
+    for bits in (4, 8):
+        Wq, sw = quantize_weights(E, bits)
+        for lanes, chunk, halves in [(1, None, 1), (4, 16, 1), (8, 16, 2), (96, 48, 1), (2, 24, 2)]:
+            k = token.make_greedy_lm_head(hidden, vocab, f"w{bits}a8", lanes, chunk, halves)
+            logits = token.make_lm_head_q(hidden, vocab, bits, lanes, chunk)(h, Wq, sw)
+            np.testing.assert_array_equal(logits, ref.lm_head_quant(h, Wq, sw))
+            assert k(h, Wq, sw)[0] == int(torch.argmax(torch.tensor(logits[0])))
+            for first, second in [(13, 70), (5, 9), (90, 3)]:  # a tie at the top: the smaller id
+                Wt, st = Wq.copy(), sw.copy()
+                Wt[[first, second]] = Wq[0]
+                st[[first, second]] = 1e3 * np.sign(ref.lm_head_quant(h, Wq[:1], np.ones(1, np.float32))[0, 0] or 1)
+                tie = ref.lm_head_quant(h, Wt, st)
+                assert k(h, Wt, st)[0] == min(first, second) == int(torch.argmax(torch.tensor(tie[0])))
+    k = token.make_greedy_lm_head(hidden, vocab, "fp32", 8, 16)
+    assert k(h, E)[0] == int(np.argmax(h[0] @ E.T))
+
+
 # ------------------------------------------------------------------ sampling
 @pytest.mark.parametrize("counter,want", KAT)
 def test_philox_gives_random123s_known_answers(counter, want):
@@ -220,6 +277,10 @@ def test_sampler_csim_equals_simulator():
     (lambda: token.make_head(64, 96, norm="batchnorm"), "unknown norm"),
     (lambda: token.make_head(64, 96, scheme="w2a8"), "unknown scheme"),
     (lambda: token.make_sampler(64, 9, lanes=8), "k=9 survivors"),
+    (lambda: token.make_greedy_lm_head(64, 96, "w4a8", lanes=5), "not a multiple of lanes"),
+    (lambda: token.make_greedy_lm_head(64, 96, "w4a8", lanes=4, chunk=48), "not a multiple of chunk"),
+    (lambda: token.make_greedy_lm_head(64, 96, "fp32", lanes=4, halves=2), "fp32 head walks"),
+    (lambda: token.device_head(sd.llm.tiny("llama"), "w2a8"), "unknown scheme"),
 ])
 def test_bad_sizes_are_block_errors_at_the_call(make, match):
     with pytest.raises(BlockError, match=match) as info:

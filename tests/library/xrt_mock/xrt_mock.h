@@ -1,5 +1,8 @@
 // xrt_mock.h: a CPU stand-in for the part of the XRT native C++ API the generated host uses.
-// For tests only (tests/library/test_models_hls.py); not part of streamdsl.
+// For tests only (tests/library/test_models_hls.py); not part of streamdsl, and not XRT: it checks that the
+// host compiles against the API and that its buffer logic (groups, syncs, arguments, one run) is right, with
+// the generate kernel's C-simulation behind it.  No figure and no token of a result comes from it: the
+// C-simulation of a whole launch (generate/tb_*.cpp) is checked against transformers on its own.
 //
 // * xrt::device::load_xclbin(path) reads a *link config* (link.cfg) in place of an xclbin: its
 //   nk= lines name the kernels, its sp=<cu>.<arg>:HBM[a:b] lines give each argument's memory
@@ -145,6 +148,13 @@ class bo {
       mem_->device = mem_->host;
     else
       mem_->host = mem_->device;
+  }
+  void sync(xclBOSyncDirection dir, size_t sz, size_t offset) {  // only [offset, offset + sz)
+    if (offset + sz > mem_->host.size()) throw std::runtime_error("xrt mock: sync past the end of a buffer");
+    if (dir == XCL_BO_SYNC_BO_TO_DEVICE)
+      std::memcpy(mem_->device.data() + offset, mem_->host.data() + offset, sz);
+    else
+      std::memcpy(mem_->host.data() + offset, mem_->device.data() + offset, sz);
   }
   size_t size() const { return mem_->host.size(); }
   memory_group group() const { return mem_->group; }  // mock only

@@ -47,6 +47,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <pthread.h>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -241,10 +242,30 @@ inline void run_dataflow(std::vector<std::function<void()>> procs) {
     g->parent_is_process = detail::in_process;
     r.running += g->remaining - (detail::in_process ? 1 : 0);
   }
-  std::vector<std::thread> threads;
-  threads.reserve(procs.size());
-  for (auto& p : procs) threads.emplace_back(detail::process_body, g, std::cref(p));
-  for (auto& t : threads) t.join();
+  // A process's thread: a task keeps its local arrays on its stack, as the hardware keeps them on chip, and a
+  // layer that holds whole weight matrices needs megabytes, more than a thread's default 8 MiB.  The stack is
+  // address space reserved, touched only as the task uses it.
+  struct Start {
+    std::shared_ptr<detail::Group> g;
+    const std::function<void()>* fn;
+  };
+  std::vector<Start> starts;
+  starts.reserve(procs.size());
+  for (auto& p : procs) starts.push_back(Start{g, &p});
+  std::vector<pthread_t> threads(procs.size());
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, std::size_t(1) << 30);
+  for (std::size_t i = 0; i < starts.size(); i++) {
+    auto body = [](void* arg) -> void* {
+      Start* s = static_cast<Start*>(arg);
+      detail::process_body(s->g, *s->fn);
+      return nullptr;
+    };
+    if (pthread_create(&threads[i], &attr, body, &starts[i]) != 0) throw std::runtime_error("cannot start a process");
+  }
+  pthread_attr_destroy(&attr);
+  for (auto& t : threads) pthread_join(t, nullptr);
   if (g->error) std::rethrow_exception(g->error);
 }
 inline void run_dataflow(std::initializer_list<std::function<void()>> procs) {
