@@ -62,17 +62,18 @@ def _nest(k: Kernel, name: str) -> tuple[str, ...] | None:
     return outer.var, inner.var
 
 
-def _tile(k: Kernel, loop: str, name: str, shape) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """(tile, order): what one iteration of the fused loop reads of ``name``, and the dims outermost first
-    (the dim that moves from one iteration to the next innermost)."""
+def _tile(k: Kernel, loop: str, name: str, ty):
+    """(tile, order, layout): what one iteration of the fused loop reads of ``name``, and the dims outermost
+    first (the dim that moves from one iteration to the next innermost)."""
     body = step_body(k)
     n = next(i for i, s in enumerate(body) if isinstance(s, For) and s.var == loop)
-    return _iteration_tile(body, n, loop_range(body[n], {})[0], name, shape)
+    return _iteration_tile(body, n, loop_range(body[n], {})[0], name, ty)
 
 
-def _iteration_tile(body, n: int, lo: int, name: str, shape) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """(tile, order) of what iteration ``lo`` of loop ``body[n]`` reads of ``name``, the dim that moves at the
-    next iteration innermost; None unless exactly one dim moves."""
+def _iteration_tile(body, n: int, lo: int, name: str, ty):
+    """(tile, order, layout) of what iteration ``lo`` of loop ``body[n]`` reads of ``name`` (of type ``ty``),
+    the dim that moves at the next iteration innermost; None unless exactly one dim moves and tiles so."""
+    shape = ty.shape
     reads, _ = _step_boxes(body, [(n, np.array([lo, lo + 1], dtype=np.int64))], {name: tuple(shape)})
     box, valid = reads[name]
     if not valid.all():
@@ -82,7 +83,10 @@ def _iteration_tile(body, n: int, lo: int, name: str, shape) -> tuple[tuple[int,
     if len(moving) != 1:
         return None
     order = tuple(d for d in range(len(shape)) if d != moving[0]) + (moving[0],)
-    return tile, order
+    try:
+        return tile, order, tiled(ty, tile, order)
+    except LayoutRefusal:
+        return None
 
 
 def _plan(k: Kernel, name: str, ty):
@@ -104,14 +108,10 @@ def _plan_of(k: Kernel, nest: tuple[str, ...], name: str, ty):
         fused, var = P.fuse(k, nest) if len(nest) == 2 else (k, nest[0])
     except P.Refusal:  # bounds fuse cannot take: the nest stays as it is
         return None
-    got = _tile(fused, var, name, ty.shape)
+    got = _tile(fused, var, name, ty)
     if got is None:
         return None
-    tile, order = got
-    try:
-        lay = tiled(ty, tile, order)
-    except LayoutRefusal:
-        return None
+    tile, order, lay = got
     tables = step_tables(fused, {name: lay}, {})
     n = next(i for i, s in enumerate(step_body(fused)) if isinstance(s, For) and s.var == var)
     if n not in tables.split or name not in tables.windows:
@@ -169,14 +169,10 @@ def _pipeline_tiling(k: Kernel, name: str, ty, current):
     body = pipe
     for var, lo in fixed.items():
         body = substitute(body, var, B.const(lo, index))
-    got = _iteration_tile((body,), 0, rng[0], name, ty.shape)
+    got = _iteration_tile((body,), 0, rng[0], name, ty)
     if got is None:
         return None
-    tile, order = got
-    try:
-        lay = tiled(ty, tile, order)
-    except LayoutRefusal:
-        return None
+    tile, order, lay = got
     if lay == current:
         return None
     new, now = step_tables(k, {name: lay}, {}), step_tables(k, {name: current}, {})
