@@ -43,6 +43,14 @@ WORD_BYTES = 64
 IDS_PER_WORD = 16
 
 
+def hbm_group(banks: tuple[int, int] | None) -> str | None:
+    """The link config's name of a bank range: ``HBM[3]`` or ``HBM[3:5]`` (None: no range)."""
+    if banks is None:
+        return None
+    lo, hi = banks
+    return f"HBM[{lo}]" if lo == hi else f"HBM[{lo}:{hi}]"
+
+
 @dataclass(frozen=True)
 class BufferFile:
     """Part of a buffer the host (and the testbench) fills from a weight file: ``words`` words at ``offset``."""
@@ -75,10 +83,7 @@ class GenArg:
 
     @property
     def hbm(self) -> str | None:
-        if self.banks is None:
-            return None
-        lo, hi = self.banks
-        return f"HBM[{lo}]" if lo == hi else f"HBM[{lo}:{hi}]"
+        return hbm_group(self.banks)
 
     @property
     def cdecl(self) -> str:
@@ -416,5 +421,5 @@ def _c_float(x: float) -> str:
     return (r if ("e" in r or "." in r) else r + ".0") + "f"
 
 
-__all__ = ["BufferFile", "CSIM_FLAGS", "CallPlan", "GenArg", "call_syncs", "csim", "GenerateKernel", "HeadKernel", "IDS_PER_WORD", "WORD_BYTES", "ids_words",
+__all__ = ["BufferFile", "hbm_group", "CSIM_FLAGS", "CallPlan", "GenArg", "call_syncs", "csim", "GenerateKernel", "HeadKernel", "IDS_PER_WORD", "WORD_BYTES", "ids_words",
            "sub_function"]

@@ -127,10 +127,7 @@ class Port:
 
     @property
     def hbm(self) -> str | None:
-        if self.banks is None:
-            return None
-        lo, hi = self.banks
-        return f"HBM[{lo}]" if lo == hi else f"HBM[{lo}:{hi}]"
+        return device.hbm_group(self.banks)
 
 
 @dataclass

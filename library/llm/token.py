@@ -45,7 +45,7 @@ import streamdsl as sd
 from streamdsl import board as get_board
 from streamdsl import f32, i8, i32, u32, u64
 from streamdsl.explorer import apply_recipe
-from streamdsl.ir import CallKernel, For, If, Load, walk
+from streamdsl.ir import CallKernel, For, Load, loops_with_parents, walk
 from streamdsl.perf import GUIDELINE
 
 from ._checks import divides, fail, named, sizes
@@ -576,17 +576,6 @@ def _device_head(config: LLMConfig, scheme: str, b, halves: int) -> sd.DataflowS
     return g
 
 
-def _loops(stmts, parents=()):
-    """Every loop in ``stmts`` with the loops around it, outermost first."""
-    for st in stmts:
-        if isinstance(st, For):
-            yield st, parents
-            yield from _loops(st.body, parents + (st,))
-        elif isinstance(st, If):
-            yield from _loops(st.then, parents)
-            yield from _loops(st.orelse, parents)
-
-
 def _ports(words: int, board) -> int:
     """Ports for a stream of ``words``-word tokens: the most that divide them, at most one a memory channel."""
     return max(d for d in range(1, min(words, board.memory.channels) + 1) if words % d == 0)
@@ -604,7 +593,7 @@ def _schedule_greedy(s: sd.Schedule, table: str, lanes: int, chunk: int, mac: st
         s.pipeline(s.loop(st))
         if table == "Wq":  # integer multiply-adds (fp32's are float cores)
             s.bind_op(s.loop(st), "mul", mac)
-        for lp, _ in list(_loops(st.body)):
+        for lp, _ in list(loops_with_parents(st.body)):
             s.unroll(s.loop(lp))
     for buf in ("A", "B", "I"):
         s.partition(s.buffer(buf), 1, "complete")
@@ -613,7 +602,7 @@ def _schedule_greedy(s: sd.Schedule, table: str, lanes: int, chunk: int, mac: st
     s.partition(s.buffer("Hq" if table == "Wq" else "H"), 2, "cyclic", chunk)
     if table == "Wq":
         s.partition(s.buffer("sw"), 1, "cyclic", lanes)
-    for lp, parents in list(_loops(s.ir.body)):
+    for lp, parents in list(loops_with_parents(s.ir.body)):
         if not any("pipeline" in x.attrs or "unroll" in x.attrs for x in (lp, *parents)) and \
                 not any(isinstance(n, For) for b in lp.body for n in walk(b)):
             s.pipeline(s.loop(lp))

@@ -5,8 +5,9 @@ from .nodes import (
     Alloc, Assign, BinOp, Call, CallKernel, Cast, Const, Decl, Expr, For, If, Kernel, Load, Param, Ref, Return,
     Select, Stmt, Store, UnaryOp, Var, children, walk,
 )
+from .loops import loops_with_parents
 
 __all__ = [
     "Alloc", "Assign", "BinOp", "Call", "CallKernel", "Cast", "Const", "Decl", "Expr", "For", "If", "Kernel", "Load",
-    "Param", "Ref", "Return", "Select", "Stmt", "Store", "UnaryOp", "Var", "children", "walk",
+    "Param", "Ref", "Return", "Select", "Stmt", "Store", "UnaryOp", "Var", "children", "loops_with_parents", "walk",
 ]
