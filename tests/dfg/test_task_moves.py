@@ -5,6 +5,8 @@
 * A weight read a head at a time around the head's pipeline streams in tiles of what the pipeline reads an
   iteration (a column of the head's rows), so a token falls into as many banks of the pipeline's partitioned
   buffer as it has values instead of one bank a row.
+* Such a move beside the loop does not count against splitting the loop into one step an iteration
+  (access._groups): a one-token linear's input row, read once, leaves its weights a token an iteration.
 
 C-simulation of the emitted design equals the simulator bit for bit.
 """
@@ -16,8 +18,8 @@ from streamdsl.dfg.dfschedule import DataflowSchedule
 from streamdsl.dfg.order import stream_in_read_order
 from streamdsl.dfg.streamplan import buffer_ii
 from streamdsl.explorer import apply_recipe
-from streamdsl.ir.nodes import For, StreamMove, walk
-from streamdsl.library.llm.linear import make_qkv
+from streamdsl.ir.nodes import Alloc, For, StreamMove, walk
+from streamdsl.library.llm.linear import make_linear, make_qkv
 
 qkv = make_qkv(1, 32, 4, 2, 8)
 
@@ -79,3 +81,40 @@ def test_buffer_ii_walks_the_tokens_tile():
     assert buffer_ii(8, (8, 32), rows_partitioned) == 4             # a row's values: one bank, two ports
     assert buffer_ii(8, (8, 32), rows_partitioned, (8, 1)) == 1     # a column's values: eight banks
     assert buffer_ii(8, (8, 32), rows_partitioned, (1, 32)) == 4
+
+
+lin = make_linear(1, 256, 32, bias=False)
+
+
+@sd.kernel
+def double(x: f32[1, 256]) -> f32[1, 256]:
+    y: f32[1, 256]
+    for i, k in sd.grid(1, 256):
+        y[i, k] = x[i, k] * 2.0
+    return y
+
+
+@sd.dataflow
+def one_token_linear(x: f32[1, 256], w: f32[32, 256]) -> f32[1, 32]:
+    return lin(double(x), w)
+
+
+def test_an_input_vector_read_once_leaves_the_weights_streaming_through_the_pipeline():
+    # the linear reads its input row (16 beats) at the reduction pipeline's first iteration alone: it moves beside
+    # the loop, so it must not make the step tables read every weight before the loop (the whole matrix kept)
+    g = DataflowSchedule(one_token_linear)
+    for t in g.tasks():
+        apply_recipe(g.schedule(t), True, 8)
+    g.stream(g.edge("w"), tile=(1, 256))
+    assert "w" in stream_in_read_order(g)
+    g.size_fifos()
+    task = next(t for t in g.graph.tasks if t.startswith("linear"))
+    proc = g.timing().processes[task]
+    (pipe,) = [s for s in proc.body if isinstance(s, For) and any(
+        isinstance(m, StreamMove) and m.stream == "w" for m in walk(s))]
+    assert "pipeline" in pipe.attrs
+    assert [m.stream for m in walk(pipe) if isinstance(m, StreamMove)] == ["w"]  # a token an iteration
+    assert {a.name: a.type.shape for a in walk(proc) if isinstance(a, Alloc)}["W"] == (32, 1)  # not (32, 256)
+    rng = np.random.default_rng(3)
+    args = (rng.standard_normal((1, 256)).astype(np.float32), rng.standard_normal((32, 256)).astype(np.float32))
+    np.testing.assert_array_equal(g.build().csim(*args), one_token_linear(*args))
