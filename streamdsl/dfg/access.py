@@ -511,8 +511,10 @@ def _groups(body, runs, need: dict, done: dict, beats: list[int]) -> list[tuple[
     its iterations (``values``) only where tokens move between them, and a pipelined loop only where each
     iteration moves at most one token of each stream (its reads and writes then sit inside the pipeline)
     and that costs no more than moving them outside it (``beats``: of a token of each stream, inputs then
-    results): every iteration of a pipeline takes as long as its widest move, so a whole row read in its
-    first iteration (a head split's) would hold up every other;
+    results): every iteration of a pipeline takes as long as its widest move, so a wide token moved in a few of
+    its iterations would hold up every other; reads at its first iteration alone and writes at its last alone
+    (a head split's whole row, a linear's input vector) move beside the loop (:func:`.tasks._once`) and count
+    in neither test;
     any other loop is one step (``values`` None: its tokens read before it and written after it, earlier and
     later than needed, never the reverse)."""
     ins = [np.asarray(v, dtype=np.int64) for v in need.values()]
@@ -523,11 +525,15 @@ def _groups(body, runs, need: dict, done: dict, beats: list[int]) -> list[tuple[
         if values is not None:
             moves = [np.diff(np.concatenate(([t[a - 1] if a else 0], t[a:b + 1]))) for t in ins + outs]
             inside = any(m[1:].any() for m in moves[:len(ins)]) or any(m[:-1].any() for m in moves[len(ins):])
-            narrow = all(m.max() <= 1 for m in moves)
+            # a split loop's reads at its first iteration alone and writes at its last alone move beside it
+            # (tasks._once): they bound none of its iterations
+            inner = [(w, m) for j, (w, m) in enumerate(zip(beats, moves))
+                     if b == a or (m[1:] if j < len(ins) else m[:-1]).any()]
+            narrow = all(m.max() <= 1 for _, m in inner)
             if narrow and pipelined(body[idx]):
                 trips = b - a + 1
-                widest = max((w for w, m in zip(beats, moves) if m.any()), default=1)
-                narrow = trips * widest <= sum(w * int(m.sum()) for w, m in zip(beats, moves)) + trips
+                widest = max((w for w, m in inner if m.any()), default=1)
+                narrow = trips * widest <= sum(w * int(m.sum()) for w, m in inner) + trips
             if b > a and inside and (narrow or not pipelined(body[idx])):
                 out.append((a, b, idx, values))
                 a = b + 1

@@ -2,7 +2,7 @@
 
 A DMA engine is one 512-bit AXI port per memory channel it holds (its data
 striped over them); :func:`allocate_channels` decides how many each DMA of a
-region gets, :func:`dma_timing` what that makes of its token-sim task.  Part of
+design gets, :func:`dma_timing` what that makes of its token-sim task.  Part of
 the one timing model (:mod:`.timing`), so the token simulator, FIFO sizing,
 the HLS FIFO order and the performance model all see the same DMAs.
 """
@@ -68,10 +68,11 @@ def dma_data_cycles(tokens: int, token_bytes: int, per_cycle: float) -> int:
 
 def allocate_channels(dmas: list[DmaModel], channels: int, channel_bytes: float | None = None,
                       windows: dict[str, int] | None = None, spares: bool = True) -> int:
-    """Give each DMA of one region a share of ``channels`` memory channels; returns the channels used.
+    """Give each DMA (of the whole design: a DMA's channels are its tensor's banks for the whole run) a share of
+    ``channels`` memory channels; returns the channels used.
 
     The smallest DMAs, as many as together move no more than an average
-    channel's share of the region's bytes, share one channel (the last),
+    channel's share of the DMAs' bytes, share one channel (the last),
     served round-robin as m_axi ports bundled on one HBM channel are: each
     gets the average share :func:`_share`;
     a lone small DMA simply has that channel; with ``windows`` and ``channel_bytes``, a small DMA its share

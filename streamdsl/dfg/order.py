@@ -7,29 +7,42 @@ every row before its first iteration (the task keeps the whole matrix and
 computes only once it has it); streamed in the order it reads, the weights
 flow through the pipeline a token an iteration and the task keeps one token.
 
-:func:`stream_in_read_order` finds, for each graph input of rank 2 read by
-one task, a top-level loop of the task's :func:`~.access.step_body` whose
-body is one pipelined loop reading the input (the reduction loop around
-the lanes' pipeline); it fuses the two (``s.fuse``: the perfect nest Vitis
-flattens anyway, now one step an iteration) and streams the input in tiles
-of what one iteration reads, in the order the iterations read them, when
-the step tables then move one token an iteration through a one-token window
-(:attr:`~.access.StepTables.windows`).  Anything else keeps its layout.
+:func:`stream_in_read_order` finds, for each graph input of rank 2 or more
+read by one task, a top-level loop of the task's :func:`~.access.step_body`
+that is one pipelined loop reading the input or a perfect nest around it
+(the reduction loop around the lanes' pipeline; attention's loops around
+its pipeline over a KV cache); it fuses the nest (``s.fuse``: the perfect
+nest Vitis flattens anyway, now one step an iteration) and streams the
+input in tiles of what one iteration reads, in the order the iterations
+read them, when the step tables then move one token an iteration through a
+one-token window (:attr:`~.access.StepTables.windows`).  An input read a
+step at a time by a pipeline inside a top-level loop that is more than its
+pipeline (a head of a q/k/v projection: the accumulators' reset, the
+pipeline, the head's results) streams in tiles of what one iteration of the
+pipeline reads, when no step then needs more of it ahead
+(:func:`_pipeline_tiling`).  Anything else keeps its layout.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir.memo import IdentityMemo
+from ..ir import build as B
 from ..ir.nodes import For, Kernel, Load, walk
 from ..sched import primitives as P
+from ..sched.rewrite import substitute
 from ..sched.schedule import LoopRef, apply_cached
+from ..types import index
 from .access import _step_boxes, loop_range, pipelined, step_body, step_tables
 from .layout import LayoutRefusal, tiled
 
 
 def _reads(s, name: str) -> bool:
     return any(isinstance(n, Load) and n.name == name for n in walk(s))
+
+
+def _loads(s, name: str) -> int:
+    return sum(1 for n in walk(s) if isinstance(n, Load) and n.name == name)
 
 
 def _nest(k: Kernel, name: str) -> tuple[str, ...] | None:
@@ -50,12 +63,18 @@ def _nest(k: Kernel, name: str) -> tuple[str, ...] | None:
     return tuple(lp.var for lp in chain)
 
 
-def _tile(k: Kernel, loop: str, name: str, shape) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """(tile, order): what one iteration of the fused loop reads of ``name``, and the dims outermost first
-    (the dim that moves from one iteration to the next innermost)."""
+def _tile(k: Kernel, loop: str, name: str, ty):
+    """(tile, order, layout): what one iteration of the fused loop reads of ``name``, and the dims outermost
+    first (the dim that moves from one iteration to the next innermost)."""
     body = step_body(k)
     n = next(i for i, s in enumerate(body) if isinstance(s, For) and s.var == loop)
-    lo = loop_range(body[n], {})[0]
+    return _iteration_tile(body, n, loop_range(body[n], {})[0], name, ty)
+
+
+def _iteration_tile(body, n: int, lo: int, name: str, ty):
+    """(tile, order, layout) of what iteration ``lo`` of loop ``body[n]`` reads of ``name`` (of type ``ty``),
+    the dim that moves at the next iteration innermost; None unless exactly one dim moves and tiles so."""
+    shape = ty.shape
     reads, _ = _step_boxes(body, [(n, np.array([lo, lo + 1], dtype=np.int64))], {name: tuple(shape)})
     box, valid = reads[name]
     if not valid.all():
@@ -65,7 +84,10 @@ def _tile(k: Kernel, loop: str, name: str, shape) -> tuple[tuple[int, ...], tupl
     if len(moving) != 1:
         return None
     order = tuple(d for d in range(len(shape)) if d != moving[0]) + (moving[0],)
-    return tile, order
+    try:
+        return tile, order, tiled(ty, tile, order)
+    except LayoutRefusal:
+        return None
 
 
 def _plan(k: Kernel, name: str, ty):
@@ -87,14 +109,10 @@ def _plan_of(k: Kernel, nest: tuple[str, ...], name: str, ty):
         fused, var = P.fuse(k, nest) if len(nest) > 1 else (k, nest[0])
     except P.Refusal:  # bounds fuse cannot take: the nest stays as it is
         return None
-    got = _tile(fused, var, name, ty.shape)
+    got = _tile(fused, var, name, ty)
     if got is None:
         return None
-    tile, order = got
-    try:
-        lay = tiled(ty, tile, order)
-    except LayoutRefusal:
-        return None
+    tile, order, lay = got
     tables = step_tables(fused, {name: lay}, {})
     n = next(i for i, s in enumerate(step_body(fused)) if isinstance(s, For) and s.var == var)
     if n not in tables.split or name not in tables.windows:
@@ -103,6 +121,68 @@ def _plan_of(k: Kernel, nest: tuple[str, ...], name: str, ty):
 
 
 _PLANS = IdentityMemo(_plan, 256)
+
+
+def _pipeline_reading(k: Kernel, name: str) -> tuple[For, list[For]] | None:
+    """The one pipelined loop of ``k``'s step body that reads ``name`` (all of its reads) and the loops around
+    it, when one top-level loop holds it."""
+    readers = [s for s in step_body(k) if _reads(s, name)]
+    if len(readers) != 1 or not isinstance(readers[0], For):
+        return None
+    found: list[tuple[For, list[For]]] = []
+
+    def visit(s, outer: list[For]) -> None:
+        if not isinstance(s, For):
+            return
+        if "pipeline" in s.attrs:
+            if _reads(s, name):
+                found.append((s, outer))
+            return
+        for b in s.body:
+            visit(b, outer + [s])
+
+    visit(readers[0], [])
+    if len(found) != 1 or _loads(found[0][0], name) != _loads(readers[0], name):
+        return None
+    return found[0]
+
+
+def _pipeline_tiling(k: Kernel, name: str, ty, current):
+    """(tile, order) of what one iteration of the pipeline reading ``name`` reads, in the order its iterations
+    read them, when no step then needs a larger share of ``name`` before it than under ``current`` (its layout
+    now).  A step of a loop around the pipeline (a head of a q/k/v projection) then still reads its tokens
+    before it starts, but each token is what the pipeline reads at once, which its buffer's partition (made for
+    the pipeline's lanes) takes in a beat: a row of the weight, read where the lanes read a column, went into
+    one bank, two values a cycle."""
+    got = _pipeline_reading(k, name)
+    if got is None:
+        return None
+    pipe, outer = got
+    rng = loop_range(pipe, {})
+    fixed = {}
+    for lp in outer:  # the loops around the pipeline at their first iteration: the tile does not depend on them
+        r = loop_range(lp, {})
+        if r is None:
+            return None
+        fixed[lp.var] = r[0]
+    if rng is None or rng[1] <= rng[0]:
+        return None
+    body = pipe
+    for var, lo in fixed.items():
+        body = substitute(body, var, B.const(lo, index))
+    got = _iteration_tile((body,), 0, rng[0], name, ty)
+    if got is None:
+        return None
+    tile, order, lay = got
+    if lay == current:
+        return None
+    new, now = step_tables(k, {name: lay}, {}), step_tables(k, {name: current}, {})
+    if any(a * current.num_tokens > b * lay.num_tokens for a, b in zip(new.need[name], now.need[name])):
+        return None
+    return tile, order
+
+
+_PIPELINE_TILINGS = IdentityMemo(_pipeline_tiling, 256)
 
 
 def stream_in_read_order(g) -> list[str]:
@@ -118,6 +198,10 @@ def stream_in_read_order(g) -> list[str]:
         name = s.ir.params[arg].name
         plan = _PLANS(s.ir, name, node.type)
         if plan is None:
+            tiling = _PIPELINE_TILINGS(s.ir, name, node.type, g.layout(e.name, task))
+            if tiling is not None:
+                g.stream(e, tile=tiling[0], order=tiling[1])
+                done.append(e.name)
             continue
         nest, tile, order = plan
         if len(nest) > 1:

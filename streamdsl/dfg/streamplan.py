@@ -227,19 +227,22 @@ def _piped(low, n) -> bool:
     return any(p in task.tables.piped for p in task.ports.get(out[0].edge, ()))
 
 
-def buffer_ii(values_per_cycle: int, shape: tuple[int, ...], parts) -> int:
-    """II of a loop that writes (or reads) ``values_per_cycle`` consecutive values of a buffer of ``shape`` a
-    cycle: the cost model's two ports per bank, over the banks those values fall in (``parts``: the buffer's
-    partitions, ``(dim, kind, factor)`` with dim 0 for all dims)."""
+def buffer_ii(values_per_cycle: int, shape: tuple[int, ...], parts, tile: tuple[int, ...] | None = None) -> int:
+    """II of a loop that writes (or reads) ``values_per_cycle`` consecutive values of a token a cycle into a buffer
+    of ``shape``: the cost model's two ports per bank, over the banks those values fall in (``parts``: the
+    buffer's partitions, ``(dim, kind, factor)`` with dim 0 for all dims).  The values run along the token's
+    ``tile`` (default: the buffer's shape), innermost dim first: a column tile of a matrix whose rows are
+    partitioned falls in as many banks as it has values."""
+    tile = tuple(shape) if tile is None else tuple(tile)
     banks, span = 1, values_per_cycle
     for d in range(len(shape), 0, -1):  # innermost first: the values run along it, then into the next dims
-        n = shape[d - 1]
+        n = min(shape[d - 1], tile[d - 1])
         if span <= 1:
             break
         f = 1
         for dim, kind, factor in parts:
             if dim in (0, d):
-                f = n if kind == "complete" else (factor if kind == "cyclic" else 1)
+                f = shape[d - 1] if kind == "complete" else (factor if kind == "cyclic" else 1)
         banks *= max(1, min(f, span, n))
         span = -(-span // n)
     return max(1, -(-values_per_cycle // (2 * banks)))

@@ -5,7 +5,8 @@ token, at the steps :mod:`.access` says (``need`` before a step, ``done`` after 
 that process as IR: the kernel's tensor parameters become local buffers (a one-token window where every step
 reads only the token it has just read), every step of the kernel's step body is preceded by the
 :class:`~streamdsl.ir.nodes.StreamMove` reads it needs and followed by the writes it allows (inside a loop
-split into one step an iteration, in the loop's body), and the tokens left over move at the end.
+split into one step an iteration, in the loop's body, unless it moves tokens at the loop's first iteration alone
+(a read) or its last alone (a write): then beside the loop), and the tokens left over move at the end.
 
 The HLS emitter writes this IR as C++ and the timing model prices it with the kernel cost model, so the loops
 the model prices are the loops the project runs: moves inside a pipelined loop bound its II by a token's beats,
@@ -97,6 +98,14 @@ def _keep_binds(k: Kernel, body: tuple) -> tuple:
     return tuple(out)
 
 
+def _once(m: StreamMove) -> StreamMove:
+    """A loop's move that moves tokens at one end of the loop only (a read at its first iteration, a write at its
+    last), as one move beside the loop: the same tokens at the same point of the process.  Inside a pipeline its
+    beats would bound every iteration's II (the beats of a token are one unrolled loop there), though it moves
+    them once: the input vector of a one-token linear read before the weights' loop, its result written after."""
+    return dataclasses.replace(m, counts=(sum(m.counts),))
+
+
 def task_ir(k: Kernel, n, plan: StreamPlan, fifos: dict, in_edges: list[str], out_edges: list[str]) -> Kernel:
     """The process of kernel task ``n`` (its scheduled IR ``k``; ``fifos``: edge -> the FIFO it reads or
     writes; the edges in the order each step moves their tokens)."""
@@ -118,7 +127,7 @@ def task_ir(k: Kernel, n, plan: StreamPlan, fifos: dict, in_edges: list[str], ou
         """A token's cycles: its beats over the FIFOs, at the ports of the buffers it fills or empties."""
         f = fifos[e]
         bt, lanes = plan.beats[f.name], plan.lanes[f.name]
-        ii = max(buffer_ii(lanes * bt.lanes, *buffer(p)) for p in n.ports[e])
+        ii = max(buffer_ii(lanes * bt.lanes, *buffer(p), f.layout.element) for p in n.ports[e])
         return bt.cycles(lanes) * ii
 
     token = {e: cycles(e) for e in in_edges + out_edges if e in fifos}
@@ -147,8 +156,11 @@ def task_ir(k: Kernel, n, plan: StreamPlan, fifos: dict, in_edges: list[str], ou
             out.append(s)
             continue
         if i in tables.split:
-            inner = (*moves("read", in_edges, first, count), *s.body, *moves("write", out_edges, first, count))
-            out.append(dataclasses.replace(s, body=inner))
+            reads, writes = moves("read", in_edges, first, count), moves("write", out_edges, first, count)
+            before = [_once(m) for m in reads if not any(m.counts[1:])]
+            after = [_once(m) for m in writes if not any(m.counts[:-1])]
+            inner = (*(m for m in reads if any(m.counts[1:])), *s.body, *(m for m in writes if any(m.counts[:-1])))
+            out += [*before, dataclasses.replace(s, body=inner), *after]
         else:
             out += [*moves("read", in_edges, first, 1), s, *moves("write", out_edges, first, 1)]
     last = len(tables.steps)

@@ -240,10 +240,10 @@ def _allocate(low, b: Board, clock: float, tasks: dict[str, Task], edges: list[E
 
     def allocate(spare: bool) -> tuple[int, int]:
         """(channels used, the design's analytic cycles) with every DMA timed at its allocation."""
-        used = 0
-        for region in sorted({d.region for d in units}):
-            used = max(used, allocate_channels([d for d in units if d.region == region], mem.channels, per_channel,
-                                               windows, spares=spare))
+        # over the whole design, not a region at a time: a DMA's channels are the banks its tensor lives in for
+        # the whole run (the build gives a port with channels of its own its own bank range), so DMAs of regions
+        # that run one after another cannot reuse each other's
+        used = allocate_channels(units, mem.channels, per_channel, windows, spares=spare)
         for ds, u in zip(bundles, units[len(units) - len(bundles):]):
             for d in ds:
                 d.channels = u.channels
@@ -282,12 +282,9 @@ def _dma_tasks(b: Board, clock: float, tasks: dict[str, Task], dmas: list[DmaMod
         tasks[d.name] = Task(d.name, old.iters, d.ii, lat, fill=old.fill, drain=old.drain)
         d.cycles = tasks[d.name].latency
     members = {n: bundle[0] for bundle in low.bundles for n in bundle}  # a bundle's DMAs hold one set of channels
-    used = 0
-    for region in {d.region for d in dmas}:
-        mine = [d for d in dmas if d.region == region and members.get(d.name, d.name) == d.name]
-        used = max(used, sum(math.ceil(d.channels - 1e-9) for d in mine if d.channels >= 1)
-                   + (1 if any(d.channels < 1 for d in mine) else 0))
-    return used
+    mine = [d for d in dmas if members.get(d.name, d.name) == d.name]  # the whole design's: see _allocate
+    return sum(math.ceil(d.channels - 1e-9) for d in mine if d.channels >= 1) + (1 if any(d.channels < 1 for d in mine)
+                                                                                  else 0)
 
 
 __all__ = ["CONVERTER_LATENCY", "DMA_LATENCY", "DesignTiming", "FORK_LATENCY", "converter_task", "design_timing",

@@ -559,7 +559,7 @@ def design_assumptions(p: DesignPerf, bits: dict | None) -> list[str]:
         f"port is {mem.port_bits} bits = {port_gbs:g} GB/s at the clock; a DMA uses one port per channel it holds "
         f"and its data is striped over them; first beat after {DMA_LATENCY} cycles; the data moves at the "
         "channels' rate (the m_axi burst buffer keeps them busy), at most a token a cycle",
-        "channels per region: the smallest DMAs (together at most an average channel's bytes) share one unless "
+        "channels over the whole design (a DMA's channels are its tensor's banks for the whole run): the smallest DMAs (together at most an average channel's bytes) share one unless "
         "their share would make one late for its kernel, the others take channels to make the latest DMA the "
         "least late, then the longest the shortest, these last kept only where they pay: the design's analytic "
         f"latency over 2 % longer without them (allocate_channels; this design: {p.channels_used} of "
