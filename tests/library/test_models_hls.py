@@ -465,10 +465,12 @@ def test_a_w8a8_model_round_trips_its_codes_and_runs_on_the_mock(tmp_path):
 
 # ------------------------------------------------------------------------------- the schedule it emits
 def test_the_build_emits_the_explored_decode_layer_the_report_prices():
-    """By default the decode kernel is the design sd.explore picks (the one the performance model reports);
-    schedule="default" gives the library's default schedule; prefill reads the decode layer's ports either way."""
+    """By default the decode kernel is the design sd.explore picks beside the rest of the generate kernel (the
+    one the performance model reports); schedule="default" gives the library's default schedule; prefill reads
+    the decode layer's ports either way."""
     m = models.model(sd.llm.tiny("gpt2"), max_len=8, quant="w4a8")
-    ex = sd.explore(m, "u55c", t=1)
+    kind = m.kinds()[0]
+    ex = sd.explore(m, "u55c", t=1, kind=kind, **m.neighbours(kind, "u55c"))
     acc = m.build("hls", prefill_len=4)
     assert acc.schedule == "explored" and "explored decode schedule" in repr(acc)
     dec = acc.variant("decode").project
