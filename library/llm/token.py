@@ -34,9 +34,9 @@ the LM head and the argmax in one pipeline (:func:`make_greedy_lm_head`: each of
 side keeps its largest logit and id, merged at the end), the table streamed in (lanes x chunk) tiles over as
 many HBM ports as they fill words, ``lanes`` the most rows that divide the vocabulary, at most one a memory
 channel of the board (:func:`head_lanes`), ``chunk`` codes a lane a cycle, the most with which the head fits one
-SLR (:func:`device_head_chunk`); modeled on the U55C at W4A8 it takes 135 us for GPT-2 Medium, 349 us for
-Qwen2.5-0.5B, 593 us for Llama-3.2-1B and 889 us for Gemma-3-1B (a bus word a lane, 73-342 us, would not fit
-one SLR).
+SLR, in DSPs (:func:`device_head_chunk`); modeled on the U55C at W4A8 it takes 259 us for GPT-2 Medium, 603 us
+for Qwen2.5-0.5B, 1,164 us for Llama-3.2-1B and 889 us for Gemma-3-1B (a bus word a lane, 73-342 us, would not
+fit one SLR).
 :mod:`.ref` has the NumPy references (``lm_head_quant``, ``argmax``, ``philox2x32``, ``uniform``,
 ``sample_top_k``).
 """
@@ -537,8 +537,8 @@ def device_head(config: LLMConfig, scheme: str = "w4a8", board="u55c") -> sd.Dat
     * ``chunk``: the most codes, from a bus word's (:func:`head_chunk`) down the divisors of the hidden size
       to a quarter of it, with which the modeled head fits one SLR at UG1393's guideline (its kernels lie in
       one SLR: GPT-2 Medium's at a bus word a lane, its multiply-adds in LUTs, would take 0.34 M LUTs of an
-      SLR's 0.27 M), the multiply-adds of a quantised table in DSPs (Vitis's ``mac_muladd``) where that fits,
-      else in LUTs; when none fits, a bus word's in LUTs (``prj.fit()`` says it does not fit).
+      SLR's 0.27 M), the multiply-adds of a quantised table in DSPs (Vitis's ``mac_muladd``), else the most
+      with them in LUTs; when none fits, a bus word's in LUTs (``prj.fit()`` says it does not fit).
     * The LM head and the argmax are one kernel (:func:`make_greedy_lm_head`): a stream of logits would carry
       ``lanes`` floats (more than a bus word) a block and bound the pipeline's rate.  When the stream model does
       not take each iteration of its walk as a step (a loop longer than its step limit is one step: the whole
@@ -566,14 +566,17 @@ def _head_on_one_slr(config: LLMConfig, scheme: str, board_name: str) -> tuple:
     b = get_board(board_name)
     slr = {r: GUIDELINE[r] * min(sl[r] for sl in b.slrs) for r in GUIDELINE}
     widest = head_chunk(config, scheme, b)
-    for chunk in (d for d in range(widest, 0, -1) if config.hidden % d == 0 and 4 * d >= widest):
-        for mac in ("dsp", "fabric") if scheme != "fp32" else ("fabric",):  # fp32's multiplies are float cores
-            if mac == "dsp" and head_lanes(config, b) * chunk > slr["dsp"]:
-                continue  # a DSP a multiply-add: more than an SLR holds
-            g = _device_head_halved(config, scheme, b, chunk, mac)
-            perf = model_design(g, b)
-            if all(perf.total.get(r, 0) <= v for r, v in slr.items()):
-                return chunk, mac, g, perf
+    chunks = [d for d in range(widest, 0, -1) if config.hidden % d == 0 and 4 * d >= widest]
+    # DSPs first: in LUTs the multiply-adds take the LUTs and flip-flops the decode layers' kernels need (Llama
+    # 3.2's head at 64 codes a lane in LUTs: 0.37 M FFs, an SLR's whole guideline share, and the explored layer
+    # then packs onto the other two SLRs only at 162 K cycles, not 105 K); fp32's multiplies are float cores
+    for mac, chunk in [(m, c) for m in (("dsp", "fabric") if scheme != "fp32" else ("fabric",)) for c in chunks]:
+        if mac == "dsp" and head_lanes(config, b) * chunk > slr["dsp"]:
+            continue  # a DSP a multiply-add: more than an SLR holds
+        g = _device_head_halved(config, scheme, b, chunk, mac)
+        perf = model_design(g, b)
+        if all(perf.total.get(r, 0) <= v for r, v in slr.items()):
+            return chunk, mac, g, perf
     # none down to a quarter of a word a lane fits one SLR: the widest, in LUTs, which prj.fit() reports
     g = _device_head_halved(config, scheme, b, widest, "fabric")
     return widest, "fabric", g, model_design(g, b)
