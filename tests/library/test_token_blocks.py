@@ -170,13 +170,13 @@ def test_head_dataflow_csim_equals_simulator():
 def test_device_head_csim_equals_simulator(family, scheme, vocab):
     """The head the generate kernel emits (device_head): C-simulated, it picks the scheduled simulator's id, the
     unscheduled head's, and (quantised) the argmax of the NumPy logits; at the largest logit on purpose too.
-    A vocabulary of 232 rows takes 29 lanes (as GPT-2's 50,257 do): a token of the table is 14.5 bus words."""
+    A vocabulary of 232 rows takes 29 lanes (as GPT-2's 50,257 do): a token of the table is not whole bus words."""
     config = sd.llm.tiny(family, **({"vocab": vocab} if vocab else {}))
     g = token.device_head(config, scheme)
     lanes = token.head_lanes(config)
     assert 1 < lanes <= sd.board("u55c").memory.channels and config.vocab % lanes == 0
     chunk, _ = token.device_head_chunk(config, scheme)
-    assert chunk == token.head_chunk(config, scheme)  # a tiny head fits one SLR at a bus word a lane
+    assert chunk <= token.head_chunk(config, scheme) and config.hidden % chunk == 0
     words = -(-lanes * chunk * token.SCHEMES[scheme] // 512)  # a token of the table
     assert g.pinned_ports()[("E" if scheme == "fp32" else "Wq")] == words  # a word of every lane a cycle
     project = g.build("hls")
