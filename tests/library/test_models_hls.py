@@ -184,18 +184,19 @@ def test_the_emitted_files_do_not_depend_on_the_hash_seed():
 def test_the_full_size_projects_build(name, tmp_path):
     """What `streamdsl llm build FAMILY --config full --quant w4a8` writes, for the four models the end-to-end rows
     call emitted: every buffer of the generate kernel on one of the 32 banks (ports with channels of their own
-    share banks round the banks when they outnumber them), the residual stream as plain rows over one port."""
+    share banks round the banks when they outnumber them), the residual stream as plain rows over one port; no
+    prefill layer (the model says the prompt goes faster through the decode layers), and the decode layers,
+    explored beside the device head, and the head fit the U55C together."""
     from streamdsl.library.llm.config import preset
 
     m = models.model(preset(name), max_len=64, quant="w4a8")
-    prj = m.build("hls", output=tmp_path / "p", prefill_len=32, weights=False)
+    prj = m.build("hls", output=tmp_path / "p", weights=False)
     banks = [a.banks for a in prj.generate.args if not a.scalar]
     assert all(b is not None and 0 <= b[0] <= b[1] < 32 for b in banks)
     cfg = (tmp_path / "p" / "link.cfg").read_text()
     assert cfg.count("sp=") == len(banks) and f"nk={prj.generate.kernel}:1:" in cfg
-    # the decode layers, explored beside the device head, and the head fit the U55C together (the prompt
-    # through the decode layers: no prefill layer)
-    assert m.build("hls", prefill_len=1, weights=False).fit().fits
+    assert prj.prefill_len == 1 and "through the decode layers" in prj.prefill_why
+    assert prj.fit().fits
 
 
 def test_the_project_is_deterministic(built, tmp_path):
