@@ -43,6 +43,6 @@ from .search import SEARCH, KernelEstimate, Search
 from .space import Config, build_design, size_for_board
 from .strategies import Allocation, Room
 
-__all__ = ["UTIL", "Allocation", "Config", "Explorable", "Exploration", "ExploreError", "HEADER", "KernelEstimate", "Room",
-           "SEARCH", "Search", "Tried", "apply_recipe", "build_design", "commit", "evaluate", "explore",
+__all__ = ["Allocation", "Config", "Explorable", "Exploration", "ExploreError", "HEADER", "KernelEstimate", "Room",
+           "SEARCH", "Search", "Tried", "UTIL", "apply_recipe", "build_design", "commit", "evaluate", "explore",
            "size_for_board"]
