@@ -137,8 +137,9 @@ def cmd_build(args) -> int:
     prj["max_len"] = m.max_len  # GPT-2's learned positions may cap it
     if args.config == "tiny":
         m.load(random_weights(m.config, seed=0))  # full-size projects are built without weights
-    accel = m.build("hls", output=out, prefill_len=None if args.prefill_len is None else min(args.prefill_len, m.max_len),
-                    board=board, overwrite=args.force, schedule=args.schedule)
+    prefill_len = None if args.prefill_len is None else min(args.prefill_len, m.max_len)  # None: the build's choice
+    accel = m.build("hls", output=out, prefill_len=prefill_len, board=board, overwrite=args.force,
+                    schedule=args.schedule)
     prj.update(prefill_len=accel.prefill_len, model=m.config.name or args.family, version=sd.__version__)
     folder.write({PROJECT: json_text(prj)})
     print(f"wrote {accel}")

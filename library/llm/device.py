@@ -420,5 +420,5 @@ def _c_float(x: float) -> str:
     return (r if ("e" in r or "." in r) else r + ".0") + "f"
 
 
-__all__ = ["BufferFile", "hbm_group", "CSIM_FLAGS", "CallPlan", "GenArg", "call_syncs", "csim", "GenerateKernel", "HeadKernel", "IDS_PER_WORD", "WORD_BYTES", "ids_words",
-           "sub_function"]
+__all__ = ["BufferFile", "CSIM_FLAGS", "CallPlan", "GenArg", "GenerateKernel", "HeadKernel", "IDS_PER_WORD",
+           "WORD_BYTES", "call_syncs", "csim", "hbm_group", "ids_words", "sub_function"]

@@ -414,7 +414,7 @@ def end_to_end(config: LLMConfig, board="u55c", prompt: int = 32, gen: int = 32,
         g = decode[kind]
         dec = model_design(g, b)
         pre = model_design(m.schedule(p, kind, decode=g), b) if p > 1 else None
-        layers.append(LayerDesigns(kind, sum(k == kind for k in m.layer_kinds), dec, pre))
+        layers.append(LayerDesigns(kind, m.layer_kinds.count(kind), dec, pre))
     return EndToEnd(config, b, prompt, gen, quant, p, layers, head_design(config, quant, b), "emitted", writes,
                     costs or HostCosts())
 

@@ -457,8 +457,6 @@ def _plan_banks(model, variants: list[LayerVariant], board, extra: dict[str, int
         banks[key] = (b, b)
     load = [0.0] * n_banks  # bytes in each bank: a range's spread evenly over its banks
     for key, (lo, hi) in banks.items():
-        if key not in need:
-            continue
         for b in range(lo, hi + 1):
             load[b] += need[key] / (hi - lo + 1)
     for j, (key, nbytes) in enumerate((spread or {}).items()):

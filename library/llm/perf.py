@@ -235,7 +235,8 @@ class LLMPerf(ModelPerf):
                        "whole row: those phases add to the layer's time one after another")
             use = {r: d.total[r] / max(1, self.board.total[r]) for r in ("lut", "ff", "dsp", "bram", "uram")}
             out.append("the board is where the explorer stops widening (UG1393's guideline of a resource less the "
-                       "device head and the other kinds' layers, and a kernel's lanes on one SLR): " + ", ".join(f"{r.upper()} {v:.0%}" for r, v in use.items()) + "; an int8 x int4 "
+                       "device head and the other kinds' layers, and a kernel's lanes on one SLR): "
+                       + ", ".join(f"{r.upper()} {v:.0%}" for r, v in use.items()) + "; an int8 x int4 "
                        "MAC lane is ~64 LUTs and 128 FFs in fabric; bound to DSPs, a W4A8 linear with at most "
                        "2064 inputs packs two outputs a DSP48E2 (quant.packs), a wider one (a down projection) "
                        "takes a DSP a MAC; fp32 adds of norms, attention and dequantisation take 2 DSPs each, or "
@@ -373,7 +374,7 @@ def _model_perf(m: LLM, c: LLMConfig, b, prompt: int, gen: int, bits: dict, quan
     """``m`` modeled (``explored``: the decode layers' explorations, by kind, when they are already known)."""
     out = LLMPerf(c, b, prompt, gen, bits, quant, pack=m.pack if quant == "w4a8" else False)
     for kind in m.kinds():
-        count = sum(1 for k in m.layer_kinds if k == kind)
+        count = m.layer_kinds.count(kind)
         dec_fn = m.layer(1, kind).function
         ex = (explored[kind] if explored else m.exploration(kind, b) if budget is None and clock_mhz is None
               else explore(m, b, budget, clock_mhz=clock_mhz, bits=None, t=1, kind=kind, **m.neighbours(kind, b)))

@@ -565,13 +565,13 @@ def device_head_design(config: LLMConfig, scheme: str = "w4a8", board="u55c"):
 def _head_on_one_slr(config: LLMConfig, scheme: str, board_name: str) -> tuple:
     b = get_board(board_name)
     slr = {r: GUIDELINE[r] * min(sl[r] for sl in b.slrs) for r in GUIDELINE}
-    widest = head_chunk(config, scheme, b)
+    widest, lanes = head_chunk(config, scheme, b), head_lanes(config, b)
     chunks = [d for d in range(widest, 0, -1) if config.hidden % d == 0 and 4 * d >= widest]
     # DSPs first: in LUTs the multiply-adds take the LUTs and flip-flops the decode layers' kernels need (Llama
     # 3.2's head at 64 codes a lane in LUTs: 0.37 M FFs, an SLR's whole guideline share, and the explored layer
     # then packs onto the other two SLRs only at 162 K cycles, not 105 K); fp32's multiplies are float cores
     for mac, chunk in [(m, c) for m in (("dsp", "fabric") if scheme != "fp32" else ("fabric",)) for c in chunks]:
-        if mac == "dsp" and head_lanes(config, b) * chunk > slr["dsp"]:
+        if mac == "dsp" and lanes * chunk > slr["dsp"]:
             continue  # a DSP a multiply-add: more than an SLR holds
         g = _device_head_halved(config, scheme, b, chunk, mac)
         perf = model_design(g, b)
