@@ -73,8 +73,11 @@ def main(output: str = "smollm2_accelerator") -> None:
 
     g = prj.variant("decode").project.schedule  # the decode layer as emitted (print(g) shows it whole)
     res = g.simulate()
+    kinds = {n.name: n.kind for n in g.lowered().nodes.values()}
+    held = {k: sum(c for n, c in res.backpressure.items() if kinds[n] == k) for k in ("task", "load")}
     print(f"decode layer as emitted: {len(g.graph.tasks)} kernels in {len(g.regions())} on-chip region(s), "
-          f"{res.cycles} cycles in the token simulator, back-pressure {sum(res.backpressure.values())} cycles")
+          f"{res.cycles} cycles in the token simulator; kernels held up by full FIFOs {held['task']} cycles "
+          f"(weight DMAs waiting for room in their FIFOs, which bound them: {held['load']} cycles)")
     streamed, whole = g.intermediate_bytes()
     print(f"on-chip intermediates: {streamed} B streamed vs {whole} B as whole buffers ({streamed / whole:.1%})")
 
