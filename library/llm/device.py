@@ -31,10 +31,8 @@ the project's ``weights/`` files as the host does, calls the top function (bound
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,7 +206,7 @@ def csim(folder, ids, n_new: int, account: bool = False, timeout: float = 3600.0
     compiled once into streamdsl's cache; bounded FIFOs, one thread a process) on its ``weights/`` files:
     the ids it generates for the prompt ``ids``.  With ``account``: (ids, {(function, loop): (entries, trips)}).
     Raises ``CSimError`` (g++ missing or failing, the launch failing) or ``DeadlockError``."""
-    from streamdsl.backend import CSimError
+    from streamdsl.backend import CSimError, csim_binary
     from streamdsl.progress import run as run_with_progress
 
     folder = Path(folder)
@@ -216,27 +214,10 @@ def csim(folder, ids, n_new: int, account: bool = False, timeout: float = 3600.0
     tops = sorted(src.glob("tb_*.cpp"))
     if len(tops) != 1:
         raise CSimError(f"'{src}' holds {len(tops)} testbenches, not one", hint="rebuild the project")
-    cxx = shutil.which("g++")
-    if cxx is None:
-        raise CSimError("g++ is not installed; C-simulation needs a C++17 compiler",
-                        hint="install g++ (Debian: apt install g++)")
-    flags = CSIM_FLAGS + (["-DSD_ACCOUNT"] if account else [])
-    files = sorted(src.glob("*.cpp")) + sorted(src.glob("*.h")) + sorted(src.glob("include/**/*.h"))
-    h = hashlib.sha256(" ".join(flags).encode())
-    for f in files:
-        h.update(f.relative_to(src).as_posix().encode() + b"\0" + f.read_bytes())
-    cache = Path(os.environ.get("STREAMDSL_CACHE", Path.home() / ".cache" / "streamdsl")) / "generate"
-    binary = cache / h.hexdigest()[:24]
-    if not binary.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        tmp = binary.with_suffix(f".{os.getpid()}")
-        cmd = [cxx, *flags, f"-I{src}", f"-I{src / 'include' / 'csim'}", f"-I{src / 'include'}",
-               *map(str, sorted(src.glob("*.cpp"))), "-o", str(tmp)]
-        r = run_with_progress(cmd, desc=f"g++ {tops[0].stem[3:]}")
-        if r.returncode != 0:
-            raise CSimError(f"g++ could not compile '{src}':\n{r.stderr.strip()[:4000]}",
-                            hint="this is a streamdsl bug; please report it with the folder")
-        os.replace(tmp, binary)
+    files = {f.relative_to(src).as_posix(): f.read_bytes()
+             for f in sorted(src.glob("*.cpp")) + sorted(src.glob("*.h")) + sorted(src.glob("include/**/*.h"))}
+    binary = csim_binary(files, CSIM_FLAGS + (["-DSD_ACCOUNT"] if account else []), f"'{src}'", "generate",
+                         local_includes=("include/csim", "include"), desc=f"g++ {tops[0].stem[3:]}")
     with tempfile.TemporaryDirectory(prefix="sd-generate-") as tmp:
         env = dict(os.environ, SD_ACCOUNT_FILE=os.path.join(tmp, "counts.txt")) if account else None
         r = run_with_progress([str(binary), str(folder / "weights"), str(int(n_new)), *(str(int(i)) for i in ids)],

@@ -5,13 +5,15 @@ from .text import comment, md_code
 
 
 def __getattr__(name: str):
-    """``CSimError`` and ``write_hls_project`` (an HLS project's files and bundled headers into a folder), loaded
-    on first use: ``import streamdsl`` does not load the HLS backend."""
-    if name in ("CSimError", "write_hls_project"):
-        from .hls import project
+    """``CSimError``, ``write_hls_project`` (an HLS project's files and bundled headers into a folder) and
+    ``csim_binary`` (g++'s cached build of C-simulation sources, :func:`.hls.gxx.compiled`), loaded on first
+    use: ``import streamdsl`` does not load the HLS backend."""
+    if name in ("CSimError", "write_hls_project", "csim_binary"):
+        from .hls import gxx, project
 
-        return project.CSimError if name == "CSimError" else project.write
+        return {"CSimError": gxx.CSimError, "write_hls_project": project.write, "csim_binary": gxx.compiled}[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["CSimError", "OutputFolder", "OutputFolderError", "comment", "md_code", "plain_parts", "write_hls_project"]
+__all__ = ["CSimError", "OutputFolder", "OutputFolderError", "comment", "csim_binary", "md_code", "plain_parts",
+           "write_hls_project"]

@@ -1,7 +1,6 @@
 """Write a Vitis HLS project for a (scheduled) kernel and C-simulate it with g++."""
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -21,6 +20,7 @@ from ...types import FixedType, FloatType, IntType, TensorType
 from ..folder import OutputFolder, plain_parts
 from ..text import comment, md_code
 from .emit import KernelNames, ctype, dims, function, kernel_names, signature
+from .gxx import CSimError, compiled
 from .names import Scope
 
 INCLUDE = Path(__file__).resolve().parent.parent / "include"  # streamdsl_rt.h: synthesis and C-simulation
@@ -30,10 +30,6 @@ SYNTH_INCLUDE = INCLUDE / "synth"  # the vendor's API declared in C++14: a -D__S
 
 class HLSProjectError(StreamDSLError):
     kind = "HLS project error"
-
-
-class CSimError(StreamDSLError):
-    kind = "C-simulation error"
 
 
 _env = Environment(loader=FileSystemLoader(Path(__file__).parent / "templates"), undefined=StrictUndefined,
@@ -212,40 +208,17 @@ class HLSProject:
         if odd:  # g++ compiles the files in a temporary folder: a name may not lead out of it
             raise CSimError(f"the project's file names must be plain file names, got {', '.join(map(repr, odd[:3]))}",
                             hint="C-simulate the project streamdsl wrote, with its own file names")
-        cxx = shutil.which("g++")
-        if cxx is None:
-            raise CSimError("g++ is not installed; C-simulation needs a C++17 compiler",
-                            hint="install g++ (Debian: apt install g++)")
         incs = []
         vitis = shutil.which("vitis_hls")
         if vitis:  # a real Vitis: its headers come first
-            incs.append(str(Path(vitis).resolve().parent.parent / "include"))
-        incs += [str(CSIM_INCLUDE), str(INCLUDE)]
+            incs.append(Path(vitis).resolve().parent.parent / "include")
+        incs += [CSIM_INCLUDE, INCLUDE]
         flags = ["-std=c++17", "-fwrapv", "-O2", "-pthread", "-Wall", "-Werror", "-Wno-unknown-pragmas", "-ffp-contract=off",
                  "-Wno-unused-label"]  # g++ does not know HLS pragmas; Vitis does
         if account:  # every labelled loop counts its entries and trips (streamdsl_rt.h)
             flags.append("-DSD_ACCOUNT")
-        h = hashlib.sha256()
-        for name in sorted(self.files):
-            h.update(name.encode() + b"\0" + self.files[name].encode() + b"\0")
-        for inc in incs:
-            for hdr in sorted(Path(inc).glob("*.h")):
-                h.update(hdr.read_bytes())
-        h.update(" ".join(flags + incs).encode())
-        cache = Path(os.environ.get("STREAMDSL_CACHE", Path.home() / ".cache" / "streamdsl")) / "csim" / h.hexdigest()[:24]
-        binary = cache / f"tb_{self.top}"
-        if not binary.exists():
-            cache.mkdir(parents=True, exist_ok=True)
-            with tempfile.TemporaryDirectory(prefix="sd-build-", dir=cache) as tmp:
-                for name, text in self.files.items():
-                    Path(tmp, name).write_text(text)
-                srcs = [str(Path(tmp, n)) for n in self.files if n.endswith(".cpp")]
-                cmd = [cxx, *flags, *[f"-I{i}" for i in incs], "-I", tmp, *srcs, "-o", str(Path(tmp, "tb"))]
-                r = run_with_progress(cmd, desc=f"g++ {self.kernel.name}")
-                if r.returncode != 0:
-                    raise CSimError(f"g++ could not compile the generated project for '{self.kernel.name}':\n"
-                                    f"{r.stderr.strip()[:4000]}", hint="this is a streamdsl bug; please report it")
-                os.replace(Path(tmp, "tb"), binary)
+        binary = compiled(self.files, flags, f"the generated project for '{self.kernel.name}'", "csim",
+                          includes=tuple(incs), desc=f"g++ {self.kernel.name}")
         if not account:
             self._binary = binary
         return binary
