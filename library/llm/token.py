@@ -34,9 +34,10 @@ the LM head and the argmax in one pipeline (:func:`make_greedy_lm_head`: each of
 side keeps its largest logit and id, merged at the end), the table streamed in (lanes x chunk) tiles over as
 many HBM ports as they fill words, ``lanes`` the most rows that divide the vocabulary, at most one a memory
 channel of the board (:func:`head_lanes`), ``chunk`` codes a lane a cycle, the most with which the head fits one
-SLR, in DSPs (:func:`device_head_chunk`); modeled on the U55C at W4A8 it takes 259 us for GPT-2 Medium, 603 us
-for Qwen2.5-0.5B, 1,164 us for Llama-3.2-1B and 889 us for Gemma-3-1B (a bus word a lane, 73-342 us, would not
-fit one SLR).
+SLR, in DSPs (:func:`device_head_chunk`), two lanes a DSP48E2 where the lanes pair up (``pack``, W4A8: the same
+chunk in about 2/3 of the DSPs); modeled on the U55C at W4A8 it takes 259 us for GPT-2 Medium (29 lanes: unpacked),
+603 us for Qwen2.5-0.5B, 1,164 us for Llama-3.2-1B and 889 us for Gemma-3-1B (a bus word a lane, 73-342 us, would
+not fit one SLR).
 :mod:`.ref` has the NumPy references (``lm_head_quant``, ``argmax``, ``philox2x32``, ``uniform``,
 ``sample_top_k``).
 """
@@ -57,7 +58,7 @@ from .config import LLMConfig
 from .embed import make_embedding, make_gemma_embedding, make_gpt2_embedding
 from .linear import make_lm_head
 from .norms import make_layernorm, make_rmsnorm
-from .quant import I4, check_accumulator, make_quantize_rows
+from .quant import I4, I48, check_accumulator, make_quantize_rows, pack_shift, packs
 
 NORMS = ("layernorm", "rmsnorm", "rmsnorm1p")  # LLMConfig.norm
 SCHEMES = {"fp32": 32, "w8a8": 8, "w4a8": 4}  # the LM head's weights
@@ -127,7 +128,7 @@ def make_lm_head_q(hidden: int, vocab: int, bits: int = 4, lanes: int = 1, chunk
 
 
 def make_greedy_lm_head(hidden: int, vocab: int, scheme: str = "w4a8", lanes: int = 1, chunk: int | None = None,
-                        halves: int = 1):
+                        halves: int = 1, pack: bool = False):
     """The LM head and greedy argmax in one pipeline: H f32[1, hidden] and the table (``E f32[vocab, hidden]``
     for "fp32", ``Wq, sw`` for "w8a8" / "w4a8") -> the first index of the largest logit, i32[1].
 
@@ -142,9 +143,16 @@ def make_greedy_lm_head(hidden: int, vocab: int, scheme: str = "w4a8", lanes: in
     ``halves=2`` (quantised only) walks the table in two loops, the first ``ceil(blocks / 2)`` blocks then the
     rest: the stream model takes each iteration of a top-level loop as a step only up to a limit (65,536
     iterations: a longer loop is one step, its whole table on chip).
+
+    ``pack=True`` (W4A8, an even ``lanes``, ``hidden <= quant.PACK_MAX_IN``, one loop): lanes ``2h`` and ``2h + 1``
+    share a DSP48E2 as :mod:`.quant`'s packed linear does (WP486): ``P[h] += (Wq[row 2h+1, k] * 2**S +
+    Wq[row 2h, k]) * Hq[k]``, both rows' sums in one 48-bit accumulator, split exactly when the row is summed;
+    the ids and logits are the unpacked head's, bit for bit.
     """
     if scheme not in SCHEMES:
         fail(f"greedy_lm_head: unknown scheme {scheme!r}", hint=f"scheme is one of {', '.join(SCHEMES)}")
+    if pack:
+        return _packed_greedy_lm_head(hidden, vocab, scheme, lanes, hidden if chunk is None else chunk, halves)
     chunk = hidden if chunk is None else chunk
     sizes("greedy_lm_head", hidden=hidden, vocab=vocab, lanes=lanes, chunk=chunk)
     divides("greedy_lm_head", "lanes", lanes, "vocab", vocab)
@@ -272,6 +280,62 @@ def make_greedy_lm_head(hidden: int, vocab: int, scheme: str = "w4a8", lanes: in
             return idx
 
     return named(greedy_lm_head_q, f"greedy_lm_head_w{bits}a8", hidden, vocab, lanes, chunk, halves)
+
+
+def _packed_greedy_lm_head(hidden: int, vocab: int, scheme: str, lanes: int, chunk: int, halves: int):
+    """:func:`make_greedy_lm_head` with two lanes a DSP48E2 accumulator (its ``pack``)."""
+    sizes("greedy_lm_head", hidden=hidden, vocab=vocab, lanes=lanes, chunk=chunk)
+    divides("greedy_lm_head", "lanes", lanes, "vocab", vocab)
+    divides("greedy_lm_head", "chunk", chunk, "hidden", hidden)
+    if scheme != "w4a8" or halves != 1 or not packs(4, hidden, lanes):
+        fail(f"greedy_lm_head: pack=True needs w4a8, one loop, an even number of lanes and at most 2064 inputs; "
+             f"got {scheme}, halves={halves}, lanes={lanes}, hidden={hidden}",
+             hint="pack=False accumulates a lane a DSP")
+    check_accumulator("greedy_lm_head", hidden, 4)
+    quantize_rows = make_quantize_rows(1, hidden)
+    blocks, words, pairs = vocab // lanes, hidden // chunk, lanes // 2
+    S = pack_shift(hidden)
+    LOW = sd.Int(S)
+    SHIFT = 1 << S
+
+    @sd.kernel
+    def greedy_lm_head_p(H: f32[1, hidden], Wq: I4[vocab, hidden], sw: f32[vocab]) -> i32[1]:
+        idx: i32[1]
+        A: I48[pairs]  # lanes 2h (low S bits) and 2h + 1 (above): their rows' sums over the chunks read so far
+        B: f32[lanes] = LOWEST  # each lane's largest logit so far
+        I: i32[lanes]  # ... and its id
+        for lane in range(lanes):
+            I[lane] = lane
+        Hq, sx = quantize_rows(H)  # once a token
+        for s in range(blocks * words):  # chunk s % words of the rows of block s // words, as stored
+            for h in range(pairs):
+                p: I48 = 0
+                for k in range(chunk):
+                    p += (sd.cast(Wq[s // words * lanes + 2 * h + 1, s % words * chunk + k], I48) * SHIFT +
+                          sd.cast(Wq[s // words * lanes + 2 * h, s % words * chunk + k], I48)) * \
+                        sd.cast(Hq[0, s % words * chunk + k], I48)
+                a: I48 = p if s % words == 0 else A[h] + p
+                A[h] = a
+                if s % words == words - 1:  # the rows are summed: split them, their logits compete
+                    lo: I48 = sd.cast(sd.cast(a, LOW), I48)  # the low field, sign-extended
+                    x0: f32 = sd.cast(lo, f32) * sx[0] * sw[s // words * lanes + 2 * h]
+                    x1: f32 = sd.cast((a - lo) // SHIFT, f32) * sx[0] * sw[s // words * lanes + 2 * h + 1]
+                    if x0 > B[2 * h]:
+                        B[2 * h] = x0
+                        I[2 * h] = s // words * lanes + 2 * h
+                    if x1 > B[2 * h + 1]:
+                        B[2 * h + 1] = x1
+                        I[2 * h + 1] = s // words * lanes + 2 * h + 1
+        m: f32 = B[0]
+        at: i32 = I[0]
+        for lane in range(1, lanes):
+            if B[lane] > m or B[lane] == m and I[lane] < at:
+                m = B[lane]
+                at = I[lane]
+        idx[0] = at
+        return idx
+
+    return named(greedy_lm_head_p, "greedy_lm_head_w4a8_packed", hidden, vocab, lanes, chunk)
 
 
 def make_argmax_stream(n: int, lanes: int = 1):
@@ -478,13 +542,13 @@ def schedule_head(head, lanes: int = 1) -> sd.DataflowSchedule:
 
 
 def make_greedy_head(hidden: int, vocab: int, norm: str = "rmsnorm", eps: float = 1e-6, scheme: str = "fp32",
-                     lanes: int = 1, chunk: int | None = None, halves: int = 1):
-    """:func:`make_head` with the LM head and the argmax in one pipeline (:func:`make_greedy_lm_head`): the same
-    parameters, last hidden state -> next token id i32[1]."""
+                     lanes: int = 1, chunk: int | None = None, halves: int = 1, pack: bool = False):
+    """:func:`make_head` with the LM head and the argmax in one pipeline (:func:`make_greedy_lm_head`, its
+    ``pack`` too): the same parameters, last hidden state -> next token id i32[1]."""
     if scheme not in SCHEMES:
         fail(f"head: unknown scheme {scheme!r}", hint=f"scheme is one of {', '.join(SCHEMES)}")
     final_norm = _norm(norm, hidden, eps)
-    greedy = make_greedy_lm_head(hidden, vocab, scheme, lanes, chunk, halves)
+    greedy = make_greedy_lm_head(hidden, vocab, scheme, lanes, chunk, halves, pack)
     bias = norm == "layernorm"
     WT = f32 if scheme == "fp32" else i8 if SCHEMES[scheme] == 8 else I4
     if scheme == "fp32":
@@ -538,7 +602,9 @@ def device_head(config: LLMConfig, scheme: str = "w4a8", board="u55c") -> sd.Dat
       to a quarter of it, with which the modeled head fits one SLR at UG1393's guideline (its kernels lie in
       one SLR: GPT-2 Medium's at a bus word a lane, its multiply-adds in LUTs, would take 0.34 M LUTs of an
       SLR's 0.27 M), the multiply-adds of a quantised table in DSPs (Vitis's ``mac_muladd``), else the most
-      with them in LUTs; when none fits, a bus word's in LUTs (``prj.fit()`` says it does not fit).
+      with them in LUTs; when none fits, a bus word's in LUTs (``prj.fit()`` says it does not fit).  In DSPs
+      at W4A8 with an even number of lanes, two lanes share a DSP48E2 at that chunk (:func:`make_greedy_lm_head`'s
+      ``pack``): fewer DSPs, LUTs and FFs for the decode layers beside it.
     * The LM head and the argmax are one kernel (:func:`make_greedy_lm_head`): a stream of logits would carry
       ``lanes`` floats (more than a bus word) a block and bound the pipeline's rate.  When the stream model does
       not take each iteration of its walk as a step (a loop longer than its step limit is one step: the whole
@@ -552,7 +618,7 @@ def device_head(config: LLMConfig, scheme: str = "w4a8", board="u55c") -> sd.Dat
 
 
 def device_head_chunk(config: LLMConfig, scheme: str = "w4a8", board="u55c") -> tuple[int, str]:
-    """(chunk, where its multiply-adds go: "dsp" or "fabric") of :func:`device_head`."""
+    """(chunk, where its multiply-adds go: "packed" (two lanes a DSP), "dsp" or "fabric") of :func:`device_head`."""
     return _head_on_one_slr(config, scheme, get_board(board).name)[:2]
 
 
@@ -567,6 +633,7 @@ def _head_on_one_slr(config: LLMConfig, scheme: str, board_name: str) -> tuple:
     slr = {r: GUIDELINE[r] * min(sl[r] for sl in b.slrs) for r in GUIDELINE}
     widest, lanes = head_chunk(config, scheme, b), head_lanes(config, b)
     chunks = [d for d in range(widest, 0, -1) if config.hidden % d == 0 and 4 * d >= widest]
+    fits = lambda perf: all(perf.total.get(r, 0) <= v for r, v in slr.items())  # noqa: E731
     # DSPs first: in LUTs the multiply-adds take the LUTs and flip-flops the decode layers' kernels need (Llama
     # 3.2's head at 64 codes a lane in LUTs: 0.37 M FFs, an SLR's whole guideline share, and the explored layer
     # then packs onto the other two SLRs only at 162 K cycles, not 105 K); fp32's multiplies are float cores
@@ -575,18 +642,31 @@ def _head_on_one_slr(config: LLMConfig, scheme: str, board_name: str) -> tuple:
             continue  # a DSP a multiply-add: more than an SLR holds
         g = _device_head_halved(config, scheme, b, chunk, mac)
         perf = model_design(g, b)
-        if all(perf.total.get(r, 0) <= v for r, v in slr.items()):
+        if fits(perf):
+            if mac == "dsp" and scheme == "w4a8" and packs(4, config.hidden, lanes):
+                # the same chunk with two lanes a DSP: about the same head time (its pipeline a few stages
+                # deeper: Qwen2.5's 150,735 cycles, not 150,676) in 2/3 of the DSPs, the rest left to the decode
+                # layers.  A wider packed head is faster but takes room the layers' kernels need (Gemma 3: 96
+                # codes a lane, 0.45 ms, made the step 9 % slower than this 0.89 ms head); only a joint choice
+                # with the layers' exploration could weigh the two, which is not built
+                packed = _device_head_halved(config, scheme, b, chunk, "packed")
+                pperf = None if packed is None else model_design(packed, b)
+                if pperf is not None and fits(pperf) and pperf.total["dsp"] < perf.total["dsp"]:
+                    return chunk, "packed", packed, pperf
             return chunk, mac, g, perf
     # none down to a quarter of a word a lane fits one SLR: the widest, in LUTs, which prj.fit() reports
     g = _device_head_halved(config, scheme, b, widest, "fabric")
     return widest, "fabric", g, model_design(g, b)
 
 
-def _device_head_halved(config: LLMConfig, scheme: str, b, chunk: int, mac: str) -> sd.DataflowSchedule:
+def _device_head_halved(config: LLMConfig, scheme: str, b, chunk: int, mac: str) -> sd.DataflowSchedule | None:
+    """The head in one loop, or in two when the stream model does not walk one (None: packed, which is one loop)."""
     g = _device_head(config, scheme, b, 1, chunk, mac)
     table = "E" if scheme == "fp32" else "Wq"
     walked = any(table in n.tables.windows for n in g.lowered().of_kind("task") if n.name.startswith("greedy"))
     if not walked and scheme != "fp32" and config.vocab // head_lanes(config, b) > 1:
+        if mac == "packed":
+            return None
         g = _device_head(config, scheme, b, 2, chunk, mac)
     return g
 
@@ -595,13 +675,13 @@ def _device_head(config: LLMConfig, scheme: str, b, halves: int, chunk: int, mac
     lanes = head_lanes(config, b)
     floats = b.memory.port_bits // 32  # fp32 values a bus word holds
     head = make_greedy_head(config.hidden, config.vocab, config.norm, config.norm_eps, scheme, lanes, chunk,
-                            halves)
+                            halves, mac == "packed")
     g = sd.schedule(head)
     table = "E" if scheme == "fp32" else "Wq"
     for task in g.tasks():
         s = g.schedule(task)
         if task.name.startswith("greedy_lm_head"):
-            _schedule_greedy(s, table, lanes, chunk, mac)
+            _schedule_greedy(s, table, lanes, chunk, "dsp" if mac == "packed" else mac)
         else:
             apply_recipe(s, False, floats)
     g.stream(g.edge(table), tile=(lanes, chunk))

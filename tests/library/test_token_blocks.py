@@ -221,6 +221,38 @@ def test_greedy_lm_head_is_the_argmax_of_the_lm_head():
     assert k(h, E)[0] == int(np.argmax(h[0] @ E.T))
 
 
+def test_the_packed_greedy_lm_head_picks_the_unpacked_heads_ids():
+    """Two lanes a DSP48E2 accumulator (pack=True, W4A8): the same ids as one lane a DSP, ties to the smaller id
+    within a pair and across pairs, and at the largest sums the packed low field holds (every code +-7, every
+    activation +-127, 2048 inputs: the low sum at its bound)."""
+    hidden, vocab = 48, 96
+    h, E = randn(29, 1, hidden), randn(30, vocab, hidden)
+    Wq, sw = quantize_weights(E, 4)
+    for lanes, chunk in [(2, 48), (4, 16), (8, 24), (96, 48)]:
+        packed = token.make_greedy_lm_head(hidden, vocab, "w4a8", lanes, chunk, pack=True)
+        plain = token.make_greedy_lm_head(hidden, vocab, "w4a8", lanes, chunk)
+        assert packed(h, Wq, sw)[0] == plain(h, Wq, sw)[0] == int(np.argmax(ref.lm_head_quant(h, Wq, sw)[0]))
+        for first, second in [(12, 13), (13, 70), (90, 3), (1, 0)]:  # (12, 13) and (1, 0): one pair's two lanes
+            Wt, st = Wq.copy(), sw.copy()
+            Wt[[first, second]] = Wq[0]
+            st[[first, second]] = 1e3 * np.sign(ref.lm_head_quant(h, Wq[:1], np.ones(1, np.float32))[0, 0] or 1)
+            assert packed(h, Wt, st)[0] == plain(h, Wt, st)[0] == min(first, second)
+    hidden, vocab = 2048, 8
+    x = np.where(np.arange(hidden) % 3 == 0, -1.0, 1.0).astype(np.float32)[None]  # quantised to +-127
+    for signs in ([7, -7, -7, 7, 7, 7, -7, -7], [-7, 7, 7, -7, -7, -7, 7, 7]):
+        Wq = np.array([s * np.sign(x[0]) for s in signs], np.int8)  # rows of sums +-2048 * 127 * 7
+        Wq[5] = -Wq[5]
+        Wq[6, :7] = 0  # one row a little below the largest
+        sw = np.ones(vocab, np.float32)
+        packed = token.make_greedy_lm_head(hidden, vocab, "w4a8", 8, 256, pack=True)
+        plain = token.make_greedy_lm_head(hidden, vocab, "w4a8", 8, 256)
+        assert packed(x, Wq, sw)[0] == plain(x, Wq, sw)[0] == int(np.argmax(ref.lm_head_quant(x, Wq, sw)[0]))
+    with pytest.raises(sd.StreamDSLError, match="an even number of lanes"):
+        token.make_greedy_lm_head(48, 96, "w4a8", 3, 16, pack=True)
+    with pytest.raises(sd.StreamDSLError, match="pack=True needs w4a8"):
+        token.make_greedy_lm_head(48, 96, "w8a8", 4, 16, pack=True)
+
+
 # ------------------------------------------------------------------ sampling
 @pytest.mark.parametrize("counter,want", KAT)
 def test_philox_gives_random123s_known_answers(counter, want):
