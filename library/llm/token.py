@@ -151,12 +151,12 @@ def make_greedy_lm_head(hidden: int, vocab: int, scheme: str = "w4a8", lanes: in
     """
     if scheme not in SCHEMES:
         fail(f"greedy_lm_head: unknown scheme {scheme!r}", hint=f"scheme is one of {', '.join(SCHEMES)}")
-    if pack:
-        return _packed_greedy_lm_head(hidden, vocab, scheme, lanes, hidden if chunk is None else chunk, halves)
     chunk = hidden if chunk is None else chunk
     sizes("greedy_lm_head", hidden=hidden, vocab=vocab, lanes=lanes, chunk=chunk)
     divides("greedy_lm_head", "lanes", lanes, "vocab", vocab)
     divides("greedy_lm_head", "chunk", chunk, "hidden", hidden)
+    if pack:
+        return _packed_greedy_lm_head(hidden, vocab, scheme, lanes, chunk, halves)
     blocks, words = vocab // lanes, hidden // chunk
     if scheme == "fp32":
         if halves != 1:
@@ -283,10 +283,7 @@ def make_greedy_lm_head(hidden: int, vocab: int, scheme: str = "w4a8", lanes: in
 
 
 def _packed_greedy_lm_head(hidden: int, vocab: int, scheme: str, lanes: int, chunk: int, halves: int):
-    """:func:`make_greedy_lm_head` with two lanes a DSP48E2 accumulator (its ``pack``)."""
-    sizes("greedy_lm_head", hidden=hidden, vocab=vocab, lanes=lanes, chunk=chunk)
-    divides("greedy_lm_head", "lanes", lanes, "vocab", vocab)
-    divides("greedy_lm_head", "chunk", chunk, "hidden", hidden)
+    """:func:`make_greedy_lm_head` with two lanes a DSP48E2 accumulator (its ``pack``; sizes checked there)."""
     if scheme != "w4a8" or halves != 1 or not packs(4, hidden, lanes):
         fail(f"greedy_lm_head: pack=True needs w4a8, one loop, an even number of lanes and at most 2064 inputs; "
              f"got {scheme}, halves={halves}, lanes={lanes}, hidden={hidden}",
