@@ -158,13 +158,13 @@ def make_greedy_lm_head(hidden: int, vocab: int, scheme: str = "w4a8", lanes: in
     if pack:
         return _packed_greedy_lm_head(hidden, vocab, scheme, lanes, chunk, halves)
     blocks, words = vocab // lanes, hidden // chunk
+    merge_lanes = _merge_lanes(lanes)
     if scheme == "fp32":
         if halves != 1:
             fail("greedy_lm_head: the fp32 head walks its table in one loop", hint="halves=1")
 
         @sd.kernel
         def greedy_lm_head(H: f32[1, hidden], E: f32[vocab, hidden]) -> i32[1]:
-            idx: i32[1]
             A: f32[lanes]  # each lane's sum over the chunks of its row read so far
             B: f32[lanes] = LOWEST  # each lane's largest logit so far
             I: i32[lanes]  # ... and its id
@@ -180,14 +180,7 @@ def make_greedy_lm_head(hidden: int, vocab: int, scheme: str = "w4a8", lanes: in
                     if s % words == words - 1 and a > B[lane]:  # the row is summed: its logit competes
                         B[lane] = a
                         I[lane] = s // words * lanes + lane
-            m: f32 = B[0]
-            at: i32 = I[0]
-            for lane in range(1, lanes):
-                if B[lane] > m or B[lane] == m and I[lane] < at:
-                    m = B[lane]
-                    at = I[lane]
-            idx[0] = at
-            return idx
+            return merge_lanes(B, I)
 
         return named(greedy_lm_head, "greedy_lm_head_fp32", hidden, vocab, lanes, chunk)
 
@@ -205,7 +198,6 @@ def make_greedy_lm_head(hidden: int, vocab: int, scheme: str = "w4a8", lanes: in
 
         @sd.kernel
         def greedy_lm_head_q(H: f32[1, hidden], Wq: wt[vocab, hidden], sw: f32[vocab]) -> i32[1]:
-            idx: i32[1]
             A: i32[lanes]  # each lane's sum over the chunks of its row read so far
             B: f32[lanes] = LOWEST  # each lane's largest logit so far
             I: i32[lanes]  # ... and its id
@@ -225,19 +217,11 @@ def make_greedy_lm_head(hidden: int, vocab: int, scheme: str = "w4a8", lanes: in
                         if x > B[lane]:
                             B[lane] = x
                             I[lane] = s // words * lanes + lane
-            m: f32 = B[0]
-            at: i32 = I[0]
-            for lane in range(1, lanes):
-                if B[lane] > m or B[lane] == m and I[lane] < at:
-                    m = B[lane]
-                    at = I[lane]
-            idx[0] = at
-            return idx
+            return merge_lanes(B, I)
     else:
 
         @sd.kernel
         def greedy_lm_head_q(H: f32[1, hidden], Wq: wt[vocab, hidden], sw: f32[vocab]) -> i32[1]:
-            idx: i32[1]
             A: i32[lanes]
             B: f32[lanes] = LOWEST
             I: i32[lanes]
@@ -270,16 +254,27 @@ def make_greedy_lm_head(hidden: int, vocab: int, scheme: str = "w4a8", lanes: in
                         if x2 > B[lane]:
                             B[lane] = x2
                             I[lane] = (s2 // words + first) * lanes + lane
-            m: f32 = B[0]
-            at: i32 = I[0]
-            for lane in range(1, lanes):
-                if B[lane] > m or B[lane] == m and I[lane] < at:
-                    m = B[lane]
-                    at = I[lane]
-            idx[0] = at
-            return idx
+            return merge_lanes(B, I)
 
     return named(greedy_lm_head_q, f"greedy_lm_head_w{bits}a8", hidden, vocab, lanes, chunk, halves)
+
+
+def _merge_lanes(lanes: int):
+    """The lanes' bests merged: the id of the largest logit, ties to the smaller id (``torch.argmax``)."""
+
+    @sd.kernel
+    def merge_lanes(B: f32[lanes], I: i32[lanes]) -> i32[1]:
+        idx: i32[1]
+        m: f32 = B[0]
+        at: i32 = I[0]
+        for lane in range(1, lanes):
+            if B[lane] > m or B[lane] == m and I[lane] < at:
+                m = B[lane]
+                at = I[lane]
+        idx[0] = at
+        return idx
+
+    return named(merge_lanes, "merge_lanes", lanes)
 
 
 def _packed_greedy_lm_head(hidden: int, vocab: int, scheme: str, lanes: int, chunk: int, halves: int):
@@ -291,13 +286,13 @@ def _packed_greedy_lm_head(hidden: int, vocab: int, scheme: str, lanes: int, chu
     check_accumulator("greedy_lm_head", hidden, 4)
     quantize_rows = make_quantize_rows(1, hidden)
     blocks, words, pairs = vocab // lanes, hidden // chunk, lanes // 2
+    merge_lanes = _merge_lanes(lanes)
     S = pack_shift(hidden)
     LOW = sd.Int(S)
     SHIFT = 1 << S
 
     @sd.kernel
     def greedy_lm_head_p(H: f32[1, hidden], Wq: I4[vocab, hidden], sw: f32[vocab]) -> i32[1]:
-        idx: i32[1]
         A: I48[pairs]  # lanes 2h (low S bits) and 2h + 1 (above): their rows' sums over the chunks read so far
         B: f32[lanes] = LOWEST  # each lane's largest logit so far
         I: i32[lanes]  # ... and its id
@@ -323,14 +318,7 @@ def _packed_greedy_lm_head(hidden: int, vocab: int, scheme: str, lanes: int, chu
                     if x1 > B[2 * h + 1]:
                         B[2 * h + 1] = x1
                         I[2 * h + 1] = s // words * lanes + 2 * h + 1
-        m: f32 = B[0]
-        at: i32 = I[0]
-        for lane in range(1, lanes):
-            if B[lane] > m or B[lane] == m and I[lane] < at:
-                m = B[lane]
-                at = I[lane]
-        idx[0] = at
-        return idx
+        return merge_lanes(B, I)
 
     return named(greedy_lm_head_p, "greedy_lm_head_w4a8_packed", hidden, vocab, lanes, chunk)
 
