@@ -215,6 +215,13 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
         if hit is not None:
             _RUNS.move_to_end(key)
             return _copy(hit)
+    res = None if trace or not SWEEPS else _swept(tasks, edges, depths, starts or {})
+    if res is not None:
+        if key is not None:
+            _RUNS[key] = _copy(res)
+            if len(_RUNS) > 64:
+                _RUNS.popitem(last=False)
+        return res
     collecting = gc.isenabled()
     gc.disable()  # a run makes millions of small tuples, none in a cycle: collector passes were half its time
     try:
@@ -230,6 +237,125 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
 
 
 _RUNS: "OrderedDict[tuple, SimResult]" = OrderedDict()  # the runs without a trace, least recently used first
+
+
+SWEEPS = 64  # whole-array passes the sweep solver makes before it leaves the run to the event simulation (0: no sweeps)
+
+
+def _swept(tasks: list[Task], edges: list[Edge], depths: dict, starts: dict) -> SimResult | None:
+    """The run computed a whole task at a time, or None when the event simulation (:class:`_Run`) must do it.
+
+    The issue times are the least fixpoint of monotone max-plus recurrences (see :class:`_Run`): each task's
+    ``s_k = max(s_{k-1} + II, latest input arrival, latest free slot)``, a running maximum over whole arrays once
+    the other tasks' times are fixed.  Starting from the run with unbounded FIFOs (a lower bound: fewer
+    constraints), passes over the tasks, alternately in and against topological order, only raise times and
+    never past the fixpoint; a pass that changes nothing has reached it, so the integers are the event
+    simulation's.  Left to the event simulation (which also names a deadlock): a cycle of tasks, a token that is
+    never written or never read, a FIFO of depth < 1, or no fixpoint within :data:`SWEEPS` passes."""
+    by = {t.name: t for t in tasks}
+    if len(by) != len(tasks) or any(t.iters < 1 for t in tasks):
+        return None
+    ins: dict[str, list] = {t.name: [] for t in tasks}
+    outs: dict[str, list] = {t.name: [] for t in tasks}
+    for e in edges:
+        src, dst = by.get(e.src), by.get(e.dst)
+        if src is None or dst is None or src is dst:
+            return None
+        d = depths.get(e.name)
+        if d is not None and d < 1:
+            return None
+        rd, wr = _schedules(e, src, dst)
+        if len(rd) != e.tokens or len(wr) != e.tokens:
+            return None
+        if e.tokens and (rd.min() < 0 or rd.max() >= dst.iters or wr.min() < 0 or wr.max() >= src.iters):
+            return None
+        ins[e.dst].append((e, rd, wr, _sorter(rd)))
+        if d is not None and e.tokens > d:
+            outs[e.src].append((e, rd[:-d], wr[d:], _sorter(wr[d:])))
+    order = _topological(tasks, edges)
+    if order is None:
+        return None
+    s: dict[str, np.ndarray] = {}
+
+    def arrivals(t: Task) -> np.ndarray:
+        arrive = np.full(t.iters, _NEG, dtype=np.int64)
+        for e, rd, wr, (perm, at) in ins[t.name]:
+            if len(rd):
+                w = s[e.src][wr] + by[e.src].lat
+                _segment_max(arrive, at, w if perm is None else w[perm])
+        return arrive
+
+    def issue(t: Task, c: np.ndarray) -> np.ndarray:
+        step = np.arange(t.iters, dtype=np.int64) * t.ii
+        return np.maximum(starts.get(t.name, 0), np.maximum.accumulate(c - step)) + step
+
+    arrive = {}
+    for t in order:  # unbounded: each task once its producers are known
+        arrive[t.name] = arrivals(t)
+        s[t.name] = issue(t, arrive[t.name])
+    for sweep in range(SWEEPS if any(outs.values()) else 0):
+        changed = False
+        for t in (order if sweep % 2 else order[::-1]):  # against the order first: back-pressure flows upstream
+            if not ins[t.name] and not outs[t.name]:
+                continue
+            arrive[t.name] = c = arrivals(t)
+            if outs[t.name]:
+                c = c.copy()
+                for e, rd, wr, (perm, at) in outs[t.name]:
+                    free = s[e.dst][rd] + (1 - t.lat)  # token j - d read: token j may land in its slot
+                    _segment_max(c, at, free if perm is None else free[perm])
+            new = issue(t, c)
+            if not np.array_equal(new, s[t.name]):
+                s[t.name] = new
+                changed = True
+        if not changed:
+            break
+    else:
+        if any(outs.values()):
+            return None
+    busy = {t.name: t.latency for t in tasks}
+    stall, waited = {}, {}
+    for t in tasks:
+        x = s[t.name]
+        stall[t.name] = int(np.maximum(0, np.diff(x) - t.ii).sum()) if len(x) > 1 else 0
+        prev = np.concatenate([[starts.get(t.name, 0)], x[:-1] + t.ii])
+        waited[t.name] = int((x - np.maximum(prev, arrive[t.name])).sum())
+    peak = {}
+    for e in edges:
+        rd, wr = _schedules(e, by[e.src], by[e.dst])
+        w = np.sort(s[e.src][wr] + by[e.src].lat)
+        r = np.sort(s[e.dst][rd])
+        peak[e.name] = int((np.arange(1, len(w) + 1) - np.searchsorted(r, w, "left")).max()) if len(w) else 0
+    end = max(int(s[t.name][-1]) + t.lat for t in tasks) if tasks else 0
+    return SimResult(end, busy, stall, peak, {t.name: int(s[t.name][0]) for t in tasks}, waited)
+
+
+def _sorter(at: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    """(the stable order that sorts ``at``, or None when it is sorted; ``at`` sorted) for :func:`_segment_max`."""
+    if len(at) < 2 or not np.any(at[1:] < at[:-1]):
+        return None, at
+    perm = np.argsort(at, kind="stable")
+    return perm, at[perm]
+
+
+def _topological(tasks: list[Task], edges: list[Edge]) -> list[Task] | None:
+    """``tasks`` with every producer before its consumers (Kahn's, in the given order), or None on a cycle."""
+    by = {t.name: t for t in tasks}
+    need = {t.name: 0 for t in tasks}
+    after: dict[str, list[str]] = {t.name: [] for t in tasks}
+    for e in edges:
+        need[e.dst] += 1
+        after[e.src].append(e.dst)
+    ready = deque(t.name for t in tasks if not need[t.name])
+    out = []
+    while ready:
+        n = ready.popleft()
+        out.append(by[n])
+        for m in after[n]:
+            need[m] -= 1
+            if not need[m]:
+                ready.append(m)
+    return out if len(out) == len(tasks) else None
 
 
 def _copy(r: SimResult) -> SimResult:
