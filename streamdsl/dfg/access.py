@@ -361,6 +361,10 @@ class StepSeq(tuple):
     def split(self) -> set[int]:
         return {n for n, v in super().__iter__() if v is not None}
 
+    def runs(self):
+        """``(stmt, steps)`` per segment, in step order, without making the steps."""
+        return ((n, 1 if v is None else len(v)) for n, v in super().__iter__())
+
 
 @dataclass(frozen=True)
 class StepTables:
