@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import StreamDSLError
+from ..ir.memo import IdentityMemo
 
 
 class DeadlockError(StreamDSLError):
@@ -185,13 +186,24 @@ _NEG = -(1 << 62)  # "no constraint" in the NumPy runs
 
 
 def _schedules(e: Edge, src: Task, dst: Task) -> tuple[np.ndarray, np.ndarray]:
-    """(reader iteration, writer iteration) of every token of ``e``."""
+    """(reader iteration, writer iteration) of every token of ``e`` (read-only arrays)."""
+    return _SCHEDULES(e, src.iters, src.fill, dst.iters, dst.drain)
+
+
+def _schedules_of(e: Edge, src_iters: int, src_fill: int, dst_iters: int, dst_drain: int):
     j = np.arange(e.tokens, dtype=np.int64)
     rd = (np.asarray(e.reads, dtype=np.int64) if e.reads is not None
-          else (j * (dst.iters - dst.drain)) // max(1, e.tokens))
+          else (j * (dst_iters - dst_drain)) // max(1, e.tokens))
     wr = (np.asarray(e.writes, dtype=np.int64) if e.writes is not None
-          else src.fill - ((-(j + 1) * (src.iters - src.fill)) // max(1, e.tokens)) - 1)
-    return rd.reshape(-1), wr.reshape(-1)
+          else src_fill - ((-(j + 1) * (src_iters - src_fill)) // max(1, e.tokens)) - 1)
+    rd, wr = rd.reshape(-1), wr.reshape(-1)
+    rd.flags.writeable = wr.flags.writeable = False
+    return rd, wr
+
+
+# an edge's explicit schedules are tuples of up to a few 100k ints: their arrays made once per edge object (FIFO
+# sizing and the model of a design simulate the same edges several times)
+_SCHEDULES = IdentityMemo(_schedules_of, 128)
 
 
 def _segment_max(acc: np.ndarray, at: np.ndarray, values: np.ndarray) -> None:
@@ -293,11 +305,20 @@ def _swept(tasks: list[Task], edges: list[Edge], depths: dict, starts: dict) -> 
     for t in order:  # unbounded: each task once its producers are known
         arrive[t.name] = arrivals(t)
         s[t.name] = issue(t, arrive[t.name])
+    # a task's times move only when a task it reads moved: its producers, and its consumers over bounded FIFOs
+    readers: dict[str, set] = {t.name: set() for t in tasks}
+    for t in tasks:
+        for e, *_ in ins[t.name]:
+            readers[e.src].add(t.name)
+        for e, *_ in outs[t.name]:
+            readers[e.dst].add(t.name)
+    dirty = {t.name for t in tasks if ins[t.name] or outs[t.name]}
     for sweep in range(SWEEPS if any(outs.values()) else 0):
         changed = False
         for t in (order if sweep % 2 else order[::-1]):  # against the order first: back-pressure flows upstream
-            if not ins[t.name] and not outs[t.name]:
+            if t.name not in dirty:
                 continue
+            dirty.discard(t.name)
             arrive[t.name] = c = arrivals(t)
             if outs[t.name]:
                 c = c.copy()
@@ -308,6 +329,7 @@ def _swept(tasks: list[Task], edges: list[Edge], depths: dict, starts: dict) -> 
             if not np.array_equal(new, s[t.name]):
                 s[t.name] = new
                 changed = True
+                dirty |= readers[t.name]
         if not changed:
             break
     else:
@@ -322,7 +344,7 @@ def _swept(tasks: list[Task], edges: list[Edge], depths: dict, starts: dict) -> 
         waited[t.name] = int((x - np.maximum(prev, arrive[t.name])).sum())
     peak = {}
     for e in edges:
-        rd, wr = _schedules(e, by[e.src], by[e.dst])
+        rd, wr = _schedules(e, by[e.src], by[e.dst])  # remembered from above
         w = np.sort(s[e.src][wr] + by[e.src].lat)
         r = np.sort(s[e.dst][rd])
         peak[e.name] = int((np.arange(1, len(w) + 1) - np.searchsorted(r, w, "left")).max()) if len(w) else 0
