@@ -67,6 +67,8 @@ def _step_ranges(tables: StepTables) -> dict[int, tuple[int, int]]:
 
 def _diff(table: tuple[int, ...], first: int, count: int) -> tuple[int, ...]:
     """The tokens each of steps ``first .. first + count - 1`` moves (``table``: the running count)."""
+    if count == 1 and first < len(table):  # one step (most of them): no array for two numbers
+        return (int(table[first]) - (int(table[first - 1]) if first > 0 else 0),)
     run = np.asarray(table[max(0, first - 1):first + count], dtype=np.int64)
     return tuple((np.diff(run) if first > 0 else np.diff(run, prepend=0)).tolist())
 
