@@ -261,11 +261,12 @@ def _swept(tasks: list[Task], edges: list[Edge], depths: dict, starts: dict) -> 
     ``s_k = max(s_{k-1} + II, latest input arrival, latest free slot)``, a running maximum over whole arrays once
     the other tasks' times are fixed.  Starting from the run with unbounded FIFOs (a lower bound: fewer
     constraints), passes over the tasks, alternately in and against topological order, only raise times and
-    never past the fixpoint; a pass that changes nothing has reached it, so the integers are the event
-    simulation's.  Left to the event simulation (which also names a deadlock): a cycle of tasks, a token that is
-    never written or never read, a FIFO of depth < 1, or no fixpoint within :data:`SWEEPS` passes."""
+    never past the fixpoint; a pass that changes nothing has reached it.  When the event simulation can resolve
+    those times in order (:func:`_causal`), they are its integers.  Left to the event simulation (which also
+    names a deadlock): a cycle of tasks, a token that is never written or never read, a FIFO of depth < 1, no
+    fixpoint within :data:`SWEEPS` passes, or a fixpoint :func:`_causal` does not certify."""
     by = {t.name: t for t in tasks}
-    if len(by) != len(tasks) or any(t.iters < 1 for t in tasks):
+    if len(by) != len(tasks) or any(t.iters < 1 or t.ii < 0 for t in tasks):
         return None
     ins: dict[str, list] = {t.name: [] for t in tasks}
     outs: dict[str, list] = {t.name: [] for t in tasks}
@@ -335,6 +336,8 @@ def _swept(tasks: list[Task], edges: list[Edge], depths: dict, starts: dict) -> 
     else:
         if any(outs.values()):
             return None
+    if any(outs.values()) and not _causal(order, ins, outs, s):
+        return None
     busy = {t.name: t.latency for t in tasks}
     stall, waited = {}, {}
     for t in tasks:
@@ -350,6 +353,37 @@ def _swept(tasks: list[Task], edges: list[Edge], depths: dict, starts: dict) -> 
         peak[e.name] = int((np.arange(1, len(w) + 1) - np.searchsorted(r, w, "left")).max()) if len(w) else 0
     end = max(int(s[t.name][-1]) + t.lat for t in tasks) if tasks else 0
     return SimResult(end, busy, stall, peak, {t.name: int(s[t.name][0]) for t in tasks}, waited)
+
+
+def _causal(order: list[Task], ins: dict, outs: dict, s: dict) -> bool:
+    """Do the times ``s`` (a fixpoint) come in an order the event simulation can resolve them in?
+
+    The event simulation issues an iteration once the times it depends on are known: the write of each token it
+    reads, and the read of each token whose FIFO slot one of its writes reuses.  Those dependencies may form a
+    cycle that the times alone satisfy (a write landing ``lat`` after its issue may reuse a slot read later than
+    the issue): the event simulation then deadlocks where a fixpoint exists.  Here a certificate that they form
+    none: offsets ``o`` per task (difference constraints, Bellman-Ford) such that ``(s + o[task], topological
+    rank, iteration)`` rises strictly along every dependency: a token's write to its read (``o_p - o_c`` at most
+    the least gap from write issue to read), a read to the write that reuses its slot (``o_p - o_c`` above the
+    largest gap from that write's issue to the read), an iteration to the next.  Without one: False (the event
+    simulation decides)."""
+    limits = []  # (u, v, w): o[v] <= o[u] + w
+    for t in order:
+        for e, rd, wr, _ in ins[t.name]:
+            if len(rd):
+                limits.append((e.dst, e.src, int((s[e.dst][rd] - s[e.src][wr]).min())))
+        for e, rd, wr, _ in outs[t.name]:
+            limits.append((e.src, e.dst, -1 - int((s[e.dst][rd] - s[e.src][wr]).max())))
+    o = {t.name: 0 for t in order}
+    for _ in range(len(order) + 1):
+        moved = False
+        for u, v, w in limits:
+            if o[u] + w < o[v]:
+                o[v] = o[u] + w
+                moved = True
+        if not moved:
+            return True
+    return False
 
 
 def _sorter(at: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
