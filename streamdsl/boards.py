@@ -27,6 +27,7 @@ split of a device over its SLRs, a bandwidth from a data rate and a width);
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from .errors import StreamDSLError, caller_loc
@@ -78,13 +79,22 @@ class Board:
     def slrs(self) -> tuple[dict, ...]:
         """Per SLR, what a design may use: the device's resources less the platform's share (:data:`INFRASTRUCTURE`;
         a bare part, with no memories and so no platform, keeps them all)."""
-        share = INFRASTRUCTURE if self.memories else 0.0
-        return tuple({r: int(s[r] * (1 - share)) for r in RESOURCES} for s in self.device)
+        return tuple(dict(s) for s in self._slrs)
 
     @property
     def total(self) -> dict[str, int]:
         """What a design may use on the whole board (the SLRs' sum)."""
-        return {r: sum(s[r] for s in self.slrs) for r in RESOURCES}
+        return dict(self._total)
+
+    # computed once (the placement and the cost model read them thousands of times); the properties hand out copies
+    @functools.cached_property
+    def _slrs(self) -> tuple[dict, ...]:
+        share = INFRASTRUCTURE if self.memories else 0.0
+        return tuple({r: int(s[r] * (1 - share)) for r in RESOURCES} for s in self.device)
+
+    @functools.cached_property
+    def _total(self) -> dict[str, int]:
+        return {r: sum(s[r] for s in self._slrs) for r in RESOURCES}
 
     @property
     def device_total(self) -> dict[str, int]:

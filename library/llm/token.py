@@ -648,11 +648,14 @@ def _device_head_halved(config: LLMConfig, scheme: str, b, chunk: int, mac: str)
     """The head in one loop, or in two when the stream model does not walk one (None: packed, which is one loop)."""
     g = _device_head(config, scheme, b, 1, chunk, mac)
     table = "E" if scheme == "fp32" else "Wq"
+    # the step tables (which tables the walk streams) do not depend on the FIFO depths: the design is sized once
+    # it is chosen
     walked = any(table in n.tables.windows for n in g.lowered().of_kind("task") if n.name.startswith("greedy"))
     if not walked and scheme != "fp32" and config.vocab // head_lanes(config, b) > 1:
         if mac == "packed":
             return None
         g = _device_head(config, scheme, b, 2, chunk, mac)
+    g.size_fifos(board=b)
     return g
 
 
@@ -677,8 +680,7 @@ def _device_head(config: LLMConfig, scheme: str, b, halves: int, chunk: int, mac
     g.fuse(*g.tasks())
     for name in (table, "sw") if scheme != "fp32" else (table,):
         g.fifo(g.edge(name), TABLE_FIFO_DEPTH)
-    g.size_fifos(board=b)
-    return g
+    return g  # FIFOs not sized yet (_device_head_halved sizes the one it keeps)
 
 
 def _ports(words: int, board) -> int:

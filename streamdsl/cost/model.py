@@ -1066,6 +1066,8 @@ def _addresses(indices, loops) -> str:
     """The addresses an access's unrolled copies touch, as text that two accesses share when they touch the
     same ones: its index with each unrolled loop's variable written as that loop's range (two loops over the
     same range, renamed ``j`` and ``j1`` by the frontend, give the same addresses)."""
+    if not loops:  # no variable to rename: the index as it is
+        return repr(tuple(indices))
     ranges = {lp.var: f"{lp.start!r}:{lp.stop!r}:{lp.step}" for lp in loops}
     named = lambda e: Var(ranges[e.name], e.dtype) if isinstance(e, Var) and e.name in ranges else None  # noqa: E731
     return repr(tuple(map_expr(i, named) for i in indices))

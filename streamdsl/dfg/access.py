@@ -361,6 +361,10 @@ class StepSeq(tuple):
     def split(self) -> set[int]:
         return {n for n, v in super().__iter__() if v is not None}
 
+    def runs(self):
+        """``(stmt, steps)`` per segment, in step order, without making the steps."""
+        return ((n, 1 if v is None else len(v)) for n, v in super().__iter__())
+
 
 @dataclass(frozen=True)
 class StepTables:
@@ -409,24 +413,31 @@ class StepTables:
         reads = {n: self.step_reads(n) for n in self.need}
         writes = {n: self.step_writes(n) for n in self.done}
         n = len(self.steps)
-        width = [1] * n
+        width = np.ones(n, dtype=np.int64)
         for table in (*reads.values(), *writes.values()):
-            for s, c in zip(*np.unique(np.array(table, dtype=np.int64), return_counts=True)):
-                width[s] = max(width[s], int(c))
-        base = [0] * (n + 1)
-        for s in range(n):
-            base[s + 1] = base[s] + width[s]
+            if table:
+                np.maximum.at(width, *np.unique(np.array(table, dtype=np.int64), return_counts=True))
+        base = np.concatenate([[0], np.cumsum(width)])
 
         def spread(table: tuple[int, ...], at_end: bool) -> tuple[int, ...]:
-            out, rank = [], {}
-            counts = dict(zip(*np.unique(np.array(table, dtype=np.int64), return_counts=True))) if table else {}
-            for s in table:
-                r = rank.get(s, 0)
-                rank[s] = r + 1
-                out.append(base[s] + (width[s] - int(counts[s]) + r if at_end else r))
-            return tuple(out)
+            """Each token's iteration: the ``r``-th token its step moves is the step's ``r``-th iteration (its
+            last ones for results)."""
+            if not table:
+                return ()
+            t = np.array(table, dtype=np.int64)
+            order = np.argsort(t, kind="stable")  # tokens of one step in table order
+            st = t[order]
+            first = np.searchsorted(st, st, side="left")
+            rank = np.empty_like(t)
+            rank[order] = np.arange(len(t)) - first
+            at = base[t] + rank
+            if at_end:
+                count = np.empty_like(t)
+                count[order] = np.searchsorted(st, st, side="right") - first
+                at += width[t] - count
+            return tuple(at.tolist())
 
-        return (base[n], {k: spread(v, False) for k, v in reads.items()},
+        return (int(base[n]), {k: spread(v, False) for k, v in reads.items()},
                 {k: spread(v, True) for k, v in writes.items()})
 
     def bursts(self, name: str) -> list[int]:
@@ -601,7 +612,8 @@ def step_tables(k: Kernel, inputs: dict[str, ITensor], results: dict[str, ITenso
     final = StepSeq((n, v) for _, _, n, v in segs)
     windows = frozenset(name for name, it in inputs.items() if _one_token_window(it, single[name], need[name], last, group))
     need = {n: tuple(np.asarray(v)[last].tolist()) for n, v in need.items()}
-    inpipe = np.array([v is not None and pipelined(body[n]) for _, _, n, v in segs for _ in ([0] if v is None else v)])
+    inpipe = np.repeat([v is not None and pipelined(body[n]) for _, _, n, v in segs],  # per final step
+                       [1 if v is None else len(v) for _, _, _, v in segs]).astype(bool)
     piped = frozenset(n for n in windows if inpipe[np.flatnonzero(np.diff(need[n], prepend=0))].all())
     return StepTables(final, need, {n: tuple(np.asarray(v)[last].tolist()) for n, v in done.items()}, tokens,
                       windows, piped)

@@ -54,6 +54,8 @@ class Node:
             return None
         _, reads, writes = self.tables.iterations
         per = [(reads if reading else writes)[n] for n in self.ports[edge]]
+        if len(per) == 1:  # one kernel name on the edge (the common case): its schedule as it is
+            return tuple(per[0])
         return tuple(min(x) for x in zip(*per))
 
 

@@ -24,6 +24,8 @@ pipeline reads, when no step then needs more of it ahead
 """
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from ..ir.memo import IdentityMemo
@@ -215,16 +217,14 @@ def stream_in_read_order(g) -> list[str]:
 def _need_span(low, task: str, param: str) -> tuple[int, int]:
     """(first step that needs a token of ``param``, first step by which all of it has been read)."""
     tables = low.nodes[task].tables
-    need, tokens = tables.need[param], tables.tokens[param]
-    first = next((s for s, v in enumerate(need) if v > 0), len(need))
-    whole = next((s for s, v in enumerate(need) if v >= tokens), len(need))
-    return first, whole
+    need, tokens = tables.need[param], tables.tokens[param]  # a running count: bisect it
+    return bisect.bisect_right(need, 0), bisect.bisect_left(need, tokens)
 
 
 def _first_write(low, task: str) -> int:
     """The first step after which ``task`` writes a token of any result."""
-    done = low.nodes[task].tables.done.values()
-    return min((next((s for s, v in enumerate(d) if v > 0), len(d)) for d in done), default=1 << 30)
+    done = low.nodes[task].tables.done.values()  # running counts: bisect them
+    return min((bisect.bisect_right(d, 0) for d in done), default=1 << 30)
 
 
 def bundle_in_need_order(g) -> tuple[str, ...]:

@@ -25,7 +25,7 @@ from ..ir.nodes import Alloc, Const, For, Kernel, Load, Return, StreamMove
 from ..types import index
 from ..sched.rewrite import map_stmt_exprs, replace
 from ..types import TensorType
-from .access import StepTables, step_body
+from .access import StepSeq, StepTables, step_body
 from .streamplan import StreamPlan, buffer_ii
 
 
@@ -47,9 +47,12 @@ def windows_of(k: Kernel, n, fifos: dict) -> dict[str, tuple[int, ...]]:
 
 def _step_ranges_of(tables: StepTables) -> dict[int, tuple[int, int]]:
     out: dict[int, list[int]] = {}
-    for i, st in enumerate(tables.steps):
-        r = out.setdefault(st.stmt, [i, 0])
-        r[1] += 1
+    i = 0
+    steps = tables.steps
+    for stmt, count in (steps.runs() if isinstance(steps, StepSeq) else ((st.stmt, 1) for st in steps)):
+        r = out.setdefault(stmt, [i, 0])
+        r[1] += count
+        i += count
     return {s: (a, c) for s, (a, c) in out.items()}
 
 
@@ -64,6 +67,8 @@ def _step_ranges(tables: StepTables) -> dict[int, tuple[int, int]]:
 
 def _diff(table: tuple[int, ...], first: int, count: int) -> tuple[int, ...]:
     """The tokens each of steps ``first .. first + count - 1`` moves (``table``: the running count)."""
+    if count == 1 and first < len(table):  # one step (most of them): no array for two numbers
+        return (int(table[first]) - (int(table[first - 1]) if first > 0 else 0),)
     run = np.asarray(table[max(0, first - 1):first + count], dtype=np.int64)
     return tuple((np.diff(run) if first > 0 else np.diff(run, prepend=0)).tolist())
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import StreamDSLError
+from ..ir.memo import IdentityMemo
 
 
 class DeadlockError(StreamDSLError):
@@ -185,13 +186,24 @@ _NEG = -(1 << 62)  # "no constraint" in the NumPy runs
 
 
 def _schedules(e: Edge, src: Task, dst: Task) -> tuple[np.ndarray, np.ndarray]:
-    """(reader iteration, writer iteration) of every token of ``e``."""
+    """(reader iteration, writer iteration) of every token of ``e`` (read-only arrays)."""
+    return _SCHEDULES(e, src.iters, src.fill, dst.iters, dst.drain)
+
+
+def _schedules_of(e: Edge, src_iters: int, src_fill: int, dst_iters: int, dst_drain: int):
     j = np.arange(e.tokens, dtype=np.int64)
     rd = (np.asarray(e.reads, dtype=np.int64) if e.reads is not None
-          else (j * (dst.iters - dst.drain)) // max(1, e.tokens))
+          else (j * (dst_iters - dst_drain)) // max(1, e.tokens))
     wr = (np.asarray(e.writes, dtype=np.int64) if e.writes is not None
-          else src.fill - ((-(j + 1) * (src.iters - src.fill)) // max(1, e.tokens)) - 1)
-    return rd.reshape(-1), wr.reshape(-1)
+          else src_fill - ((-(j + 1) * (src_iters - src_fill)) // max(1, e.tokens)) - 1)
+    rd, wr = rd.reshape(-1), wr.reshape(-1)
+    rd.flags.writeable = wr.flags.writeable = False
+    return rd, wr
+
+
+# an edge's explicit schedules are tuples of up to a few 100k ints: their arrays made once per edge object (FIFO
+# sizing and the model of a design simulate the same edges several times)
+_SCHEDULES = IdentityMemo(_schedules_of, 128)
 
 
 def _segment_max(acc: np.ndarray, at: np.ndarray, values: np.ndarray) -> None:
@@ -215,6 +227,13 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
         if hit is not None:
             _RUNS.move_to_end(key)
             return _copy(hit)
+    res = None if trace or not SWEEPS else _swept(tasks, edges, depths, starts or {})
+    if res is not None:
+        if key is not None:
+            _RUNS[key] = _copy(res)
+            if len(_RUNS) > 64:
+                _RUNS.popitem(last=False)
+        return res
     collecting = gc.isenabled()
     gc.disable()  # a run makes millions of small tuples, none in a cycle: collector passes were half its time
     try:
@@ -230,6 +249,169 @@ def simulate(tasks: list[Task], edges: list[Edge], depths: dict[str, int | None]
 
 
 _RUNS: "OrderedDict[tuple, SimResult]" = OrderedDict()  # the runs without a trace, least recently used first
+
+
+SWEEPS = 64  # whole-array passes the sweep solver makes before it leaves the run to the event simulation (0: no sweeps)
+
+
+def _swept(tasks: list[Task], edges: list[Edge], depths: dict, starts: dict) -> SimResult | None:
+    """The run computed a whole task at a time, or None when the event simulation (:class:`_Run`) must do it.
+
+    The issue times are the least fixpoint of monotone max-plus recurrences (see :class:`_Run`): each task's
+    ``s_k = max(s_{k-1} + II, latest input arrival, latest free slot)``, a running maximum over whole arrays once
+    the other tasks' times are fixed.  Starting from the run with unbounded FIFOs (a lower bound: fewer
+    constraints), passes over the tasks, alternately in and against topological order, only raise times and
+    never past the fixpoint; a pass that changes nothing has reached it.  When the event simulation can resolve
+    those times in order (:func:`_causal`), they are its integers.  Left to the event simulation (which also
+    names a deadlock): a cycle of tasks, a token that is never written or never read, a FIFO of depth < 1, no
+    fixpoint within :data:`SWEEPS` passes, or a fixpoint :func:`_causal` does not certify."""
+    by = {t.name: t for t in tasks}
+    if len(by) != len(tasks) or any(t.iters < 1 or t.ii < 0 for t in tasks):
+        return None
+    ins: dict[str, list] = {t.name: [] for t in tasks}
+    outs: dict[str, list] = {t.name: [] for t in tasks}
+    for e in edges:
+        src, dst = by.get(e.src), by.get(e.dst)
+        if src is None or dst is None or src is dst:
+            return None
+        d = depths.get(e.name)
+        if d is not None and d < 1:
+            return None
+        rd, wr = _schedules(e, src, dst)
+        if len(rd) != e.tokens or len(wr) != e.tokens:
+            return None
+        if e.tokens and (rd.min() < 0 or rd.max() >= dst.iters or wr.min() < 0 or wr.max() >= src.iters):
+            return None
+        ins[e.dst].append((e, rd, wr, _sorter(rd)))
+        if d is not None and e.tokens > d:
+            outs[e.src].append((e, rd[:-d], wr[d:], _sorter(wr[d:])))
+    order = _topological(tasks, edges)
+    if order is None:
+        return None
+    s: dict[str, np.ndarray] = {}
+
+    def arrivals(t: Task) -> np.ndarray:
+        arrive = np.full(t.iters, _NEG, dtype=np.int64)
+        for e, rd, wr, (perm, at) in ins[t.name]:
+            if len(rd):
+                w = s[e.src][wr] + by[e.src].lat
+                _segment_max(arrive, at, w if perm is None else w[perm])
+        return arrive
+
+    def issue(t: Task, c: np.ndarray) -> np.ndarray:
+        step = np.arange(t.iters, dtype=np.int64) * t.ii
+        return np.maximum(starts.get(t.name, 0), np.maximum.accumulate(c - step)) + step
+
+    arrive = {}
+    for t in order:  # unbounded: each task once its producers are known
+        arrive[t.name] = arrivals(t)
+        s[t.name] = issue(t, arrive[t.name])
+    # a task's times move only when a task it reads moved: its producers, and its consumers over bounded FIFOs
+    readers: dict[str, set] = {t.name: set() for t in tasks}
+    for t in tasks:
+        for e, *_ in ins[t.name]:
+            readers[e.src].add(t.name)
+        for e, *_ in outs[t.name]:
+            readers[e.dst].add(t.name)
+    dirty = {t.name for t in tasks if ins[t.name] or outs[t.name]}
+    for sweep in range(SWEEPS if any(outs.values()) else 0):
+        changed = False
+        for t in (order if sweep % 2 else order[::-1]):  # against the order first: back-pressure flows upstream
+            if t.name not in dirty:
+                continue
+            dirty.discard(t.name)
+            arrive[t.name] = c = arrivals(t)
+            if outs[t.name]:
+                c = c.copy()
+                for e, rd, wr, (perm, at) in outs[t.name]:
+                    free = s[e.dst][rd] + (1 - t.lat)  # token j - d read: token j may land in its slot
+                    _segment_max(c, at, free if perm is None else free[perm])
+            new = issue(t, c)
+            if not np.array_equal(new, s[t.name]):
+                s[t.name] = new
+                changed = True
+                dirty |= readers[t.name]
+        if not changed:
+            break
+    else:
+        if any(outs.values()):
+            return None
+    if any(outs.values()) and not _causal(order, ins, outs, s):
+        return None
+    busy = {t.name: t.latency for t in tasks}
+    stall, waited = {}, {}
+    for t in tasks:
+        x = s[t.name]
+        stall[t.name] = int(np.maximum(0, np.diff(x) - t.ii).sum()) if len(x) > 1 else 0
+        prev = np.concatenate([[starts.get(t.name, 0)], x[:-1] + t.ii])
+        waited[t.name] = int((x - np.maximum(prev, arrive[t.name])).sum())
+    peak = {}
+    for e in edges:
+        rd, wr = _schedules(e, by[e.src], by[e.dst])  # remembered from above
+        w = np.sort(s[e.src][wr] + by[e.src].lat)
+        r = np.sort(s[e.dst][rd])
+        peak[e.name] = int((np.arange(1, len(w) + 1) - np.searchsorted(r, w, "left")).max()) if len(w) else 0
+    end = max(int(s[t.name][-1]) + t.lat for t in tasks) if tasks else 0
+    return SimResult(end, busy, stall, peak, {t.name: int(s[t.name][0]) for t in tasks}, waited)
+
+
+def _causal(order: list[Task], ins: dict, outs: dict, s: dict) -> bool:
+    """Do the times ``s`` (a fixpoint) come in an order the event simulation can resolve them in?
+
+    The event simulation issues an iteration once the times it depends on are known: the write of each token it
+    reads, and the read of each token whose FIFO slot one of its writes reuses.  Those dependencies may form a
+    cycle that the times alone satisfy (a write landing ``lat`` after its issue may reuse a slot read later than
+    the issue): the event simulation then deadlocks where a fixpoint exists.  Here a certificate that they form
+    none: offsets ``o`` per task (difference constraints, Bellman-Ford) such that ``(s + o[task], topological
+    rank, iteration)`` rises strictly along every dependency: a token's write to its read (``o_p - o_c`` at most
+    the least gap from write issue to read), a read to the write that reuses its slot (``o_p - o_c`` above the
+    largest gap from that write's issue to the read), an iteration to the next.  Without one: False (the event
+    simulation decides)."""
+    limits = []  # (u, v, w): o[v] <= o[u] + w
+    for t in order:
+        for e, rd, wr, _ in ins[t.name]:
+            if len(rd):
+                limits.append((e.dst, e.src, int((s[e.dst][rd] - s[e.src][wr]).min())))
+        for e, rd, wr, _ in outs[t.name]:
+            limits.append((e.src, e.dst, -1 - int((s[e.dst][rd] - s[e.src][wr]).max())))
+    o = {t.name: 0 for t in order}
+    for _ in range(len(order) + 1):
+        moved = False
+        for u, v, w in limits:
+            if o[u] + w < o[v]:
+                o[v] = o[u] + w
+                moved = True
+        if not moved:
+            return True
+    return False
+
+
+def _sorter(at: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    """(the stable order that sorts ``at``, or None when it is sorted; ``at`` sorted) for :func:`_segment_max`."""
+    if len(at) < 2 or not np.any(at[1:] < at[:-1]):
+        return None, at
+    perm = np.argsort(at, kind="stable")
+    return perm, at[perm]
+
+
+def _topological(tasks: list[Task], edges: list[Edge]) -> list[Task] | None:
+    """``tasks`` with every producer before its consumers (Kahn's, in the given order), or None on a cycle."""
+    by = {t.name: t for t in tasks}
+    need = {t.name: 0 for t in tasks}
+    after: dict[str, list[str]] = {t.name: [] for t in tasks}
+    for e in edges:
+        need[e.dst] += 1
+        after[e.src].append(e.dst)
+    ready = deque(t.name for t in tasks if not need[t.name])
+    out = []
+    while ready:
+        n = ready.popleft()
+        out.append(by[n])
+        for m in after[n]:
+            need[m] -= 1
+            if not need[m]:
+                ready.append(m)
+    return out if len(out) == len(tasks) else None
 
 
 def _copy(r: SimResult) -> SimResult:

@@ -116,6 +116,7 @@ def test_simulate_is_the_timing_model(seed):
 def test_long_runs_and_step_by_step_agree(seed, monkeypatch):
     """The NumPy runs change nothing: the same simulation with every iteration issued one by one."""
     tasks, edges, depths, starts = random_graph(1000 + seed)
+    monkeypatch.setattr(tokensim, "SWEEPS", 0)  # the event simulation, whose two ways of issuing are compared
     try:
         fast = simulate(tasks, edges, depths, starts)
     except DeadlockError as err:
@@ -128,6 +129,83 @@ def test_long_runs_and_step_by_step_agree(seed, monkeypatch):
     slow = simulate(tasks, edges, depths, starts)
     for a in ("cycles", "busy", "stall", "peak", "starts", "backpressure"):
         assert getattr(fast, a) == getattr(slow, a), a
+
+
+def test_whole_task_sweeps_are_the_timing_model():
+    """A run without a trace is solved a whole task at a time (``_swept``): where it answers, every figure is the
+    reference's; where it does not (a deadlock, a token never written, a cycle), the event simulation runs."""
+    answered = 0
+    for seed in range(150):
+        tasks, edges, depths, starts = random_graph(seed)
+        want = reference(tasks, edges, depths, starts)
+        got = tokensim._swept(tasks, edges, depths, starts or {})
+        if got is None:
+            continue
+        assert want is not None, seed
+        answered += 1
+        issue, wt, rt, full = want
+        assert got.starts == {t.name: issue[t.name][0] for t in tasks}
+        assert got.backpressure == full
+        assert got.cycles == max(issue[t.name][-1] + t.lat for t in tasks)
+        assert got.stall == {t.name: sum(max(0, b - a - t.ii) for a, b in zip(issue[t.name], issue[t.name][1:]))
+                             for t in tasks}
+        assert got.busy == {t.name: t.latency for t in tasks}
+        for e in edges:
+            w, r = np.array(wt[e.name]), np.array(rt[e.name])
+            times = np.unique(np.concatenate([w, r])) if e.tokens else []
+            assert got.peak[e.name] == max([0] + [int((w <= c).sum() - (r < c).sum()) for c in times])
+        event = simulate(tasks, edges, depths, starts, trace=True)  # the event simulation (a trace: no sweeps)
+        for a in ("cycles", "busy", "stall", "peak", "starts", "backpressure"):
+            assert getattr(event, a) == getattr(got, a), (seed, a)
+    assert answered >= 75  # most random graphs are solved by sweeps (the rest: deadlocks, tokens never moved)
+
+
+def test_a_fixpoint_the_event_order_cannot_reach_is_a_deadlock():
+    """A slow-to-land branch (B, latency 200) beside a fast one that D buffers whole at its first iteration: the
+    times alone have a fixpoint (B may issue before D frees the slot its write lands in), but each waits for the
+    other to be known, so the event simulation deadlocks, and so must every run."""
+    tasks = [Task("A", 16, 1, 3), Task("B", 16, 1, 200), Task("C", 16, 1, 3), Task("D", 16, 1, 1)]
+    first = tuple([0] * 16)
+    for reads in (first, None):
+        edges = [Edge("ab", "A", "B", 16), Edge("bd", "B", "D", 16), Edge("ac", "A", "C", 16),
+                 Edge("cd", "C", "D", 16, None, reads)]
+        depths = {"ab": 1, "bd": 2, "ac": None, "cd": None}
+        want = reference(tasks, edges, depths)
+        if reads is first:
+            assert want is None
+            assert tokensim._swept(tasks, edges, depths, {}) is None
+            with pytest.raises(DeadlockError):
+                simulate(tasks, edges, depths)
+        else:  # the same graph reading its tokens as they come: no deadlock, the sweeps answer
+            assert want is not None
+            got = tokensim._swept(tasks, edges, depths, {})
+            assert got is not None and got.cycles == max(want[0][t.name][-1] + t.lat for t in tasks)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_diamonds_with_slow_branches(seed):
+    """Reconvergent branches of very different latencies over shallow FIFOs, one input buffered whole or in
+    bursts: the run without a trace is the reference's, deadlocks included."""
+    rng = random.Random(seed)
+    for _ in range(20):
+        n = rng.choice([8, 16, 40])
+        tasks = [Task("A", n, 1, rng.randint(1, 5)), Task("B", n, 1, rng.choice([1, 5, 50, 200])),
+                 Task("C", n, 1, rng.randint(1, 5)), Task("D", n, 1, rng.randint(1, 5))]
+        reads = rng.choice([None, tuple([0] * n), tuple(sorted(rng.randrange(n) for _ in range(n)))])
+        edges = [Edge("ab", "A", "B", n), Edge("bd", "B", "D", n), Edge("ac", "A", "C", n),
+                 Edge("cd", "C", "D", n, None, reads)]
+        depths = {"ab": rng.choice([1, 2, 4, None]), "bd": rng.choice([1, 2, 4, None]),
+                  "ac": rng.choice([1, 2, None, None]), "cd": rng.choice([1, 2, None, None])}
+        want = reference(tasks, edges, depths)
+        if want is None:
+            with pytest.raises(DeadlockError):
+                simulate(tasks, edges, depths)
+            continue
+        got = simulate(tasks, edges, depths)
+        issue, _, _, full = want
+        assert got.cycles == max(issue[t.name][-1] + t.lat for t in tasks)
+        assert got.starts == {t.name: issue[t.name][0] for t in tasks}
+        assert got.backpressure == full
 
 
 def test_a_task_is_busy_no_longer_than_the_run():
