@@ -5,7 +5,8 @@ holds one kernel, ``<family>_generate`` (:mod:`.device`), that runs a whole gene
 host launches it once a call.  The layer kernels it calls are the ones ``LLM.build`` writes (the decode layer
 ``model.decode_layer(kind, "explored", board)``, the prefill layer ``model.schedule(t, kind, decode=...)``
 reading its ports) of the model ``streamdsl llm build FAMILY --config full --quant QUANT --max-len PROMPT+GEN
---prefill-len PROMPT`` makes (the CLI's own ``model_of``), and its head is :func:`.token.device_head`.
+--prefill-len PROMPT`` makes (the CLI's own ``model_of``), and its head is :func:`.token.device_head_beside` (the
+device head widened into the room its layers leave).
 
 A generate call, as the host and the kernel run it:
 
@@ -18,7 +19,7 @@ A generate call, as the host and the kernel run it:
   then every layer in order (each layer kernel's latency from :func:`streamdsl.perf.model_design`, cost model +
   token simulator; attention walks the whole KV cache of prompt + gen positions, masked, as the emitted layer
   does; nothing of layer l + 1 is fetched while layer l runs, so the latencies add), then, when the step yields a
-  token, the head (``model_design`` of :func:`.token.device_head`: final norm, LM head, greedy argmax);
+  token, the head (``model_design`` of :func:`.token.device_head_beside`: final norm, LM head, greedy argmax);
 * **the prompt**: when it has at least ``prefill_len`` tokens (and ``prefill_len > 1``), one prefill step over
   the first ``prefill_len``, then a one-token step per remaining prompt token, the head once at the end (the
   kernel's rule, :class:`.device.CallPlan`, whose counts the C-simulation of a launch checks);
@@ -53,7 +54,7 @@ from .device import CallPlan, call_syncs
 from .hls_build import auto_prefill
 from .config import LLMConfig, LLMError, preset, tiny, user_loc
 from .perf import FP32, W4A8, W8A8, LLMPerf, layer_weight_bytes
-from .token import device_head_design
+from .token import device_head_beside
 
 BITS = {"w4a8": W4A8, "w8a8": W8A8, "fp32": FP32}
 # Cycles from a DMA's request to its first beat: the timing model's assumed HBM latency at 250 MHz
@@ -171,7 +172,7 @@ class EndToEnd:
     quant: str
     prefill_len: int  # tokens of the prefill kernel; 1: none
     layers: list[LayerDesigns]
-    head: object  # DesignPerf of token.device_head
+    head: object  # DesignPerf of token.device_head_beside
     design: str  # "emitted" or "explored": where the layer designs come from
     emitted: bool
     costs: HostCosts = field(default_factory=HostCosts)
@@ -338,7 +339,7 @@ class EndToEnd:
             f"  the call: {call}",
             f"  HBM roofline {self.hbm_roofline_tps:.0f} tokens/s over {self.weight_bytes() / 2**20:.1f} MiB a token "
             f"(layers and LM head): {100 * self.tokens_per_s / self.hbm_roofline_tps:.2f} % of it",
-            f"  head (token.device_head): {h.latency_s * 1e6:.1f} us ({h.cycles} cycles), "
+            f"  head (token.device_head_beside): {h.latency_s * 1e6:.1f} us ({h.cycles} cycles), "
             f"{'fits' if h.fits else 'does NOT fit'} alone",
         ]
         for lp in self.layers:
@@ -376,9 +377,12 @@ def _check(prompt: int, gen: int, quant: str) -> None:
         raise LLMError(f"unknown quant {quant!r}", user_loc(), hint=f"one of {', '.join(BITS)}")
 
 
-def head_design(config: LLMConfig, quant: str, board) -> object:
-    """The modeled head the generate kernel runs (:func:`.token.device_head`)."""
-    return device_head_design(config, quant, board)
+def head_design(config: LLMConfig, quant: str, board, layers: list | None = None) -> object:
+    """The modeled head the generate kernel runs beside ``layers`` (``LayerDesigns``: each kind's decode and
+    prefill designs, as the build places its variants): :func:`.token.device_head_beside`."""
+    beside = {f"{phase}_{lp.kind}": d for lp in layers or () for phase, d in (("decode", lp.decode),
+                                                                             ("prefill", lp.prefill)) if d is not None}
+    return device_head_beside(config, quant, board, beside)[1]
 
 
 def end_to_end(config: LLMConfig, board="u55c", prompt: int = 32, gen: int = 32, quant: str = "w4a8",
@@ -415,7 +419,7 @@ def end_to_end(config: LLMConfig, board="u55c", prompt: int = 32, gen: int = 32,
         dec = model_design(g, b)
         pre = model_design(m.schedule(p, kind, decode=g), b) if p > 1 else None
         layers.append(LayerDesigns(kind, m.layer_kinds.count(kind), dec, pre))
-    return EndToEnd(config, b, prompt, gen, quant, p, layers, head_design(config, quant, b), "emitted", writes,
+    return EndToEnd(config, b, prompt, gen, quant, p, layers, head_design(config, quant, b, layers), "emitted", writes,
                     costs or HostCosts())
 
 
@@ -428,7 +432,7 @@ def explored_end_to_end(perf: LLMPerf, costs: HostCosts | None = None) -> EndToE
                        "one prefill length", user_loc(), hint="llm_perf(..., prefill_chunk=N)")
     layers = [LayerDesigns(lp.kind, lp.count, lp.decode, lp.prefill) for lp in perf.layers]
     return EndToEnd(perf.config, perf.board, perf.prompt, perf.gen, perf.quant, chunks.pop(), layers,
-                    head_design(perf.config, perf.quant, perf.board), "explored", False, costs or HostCosts())
+                    head_design(perf.config, perf.quant, perf.board, layers), "explored", False, costs or HostCosts())
 
 
 __all__ = ["Assumption", "Cost", "EndToEnd", "HostCosts", "LayerDesigns", "emittable", "end_to_end",

@@ -336,12 +336,16 @@ def _variants(model, prefill_len: int, board, schedule: str) -> list[LayerVarian
     return out
 
 
-def _head(model, board) -> device.HeadKernel:
-    """The head dataflow the generate kernel calls (:func:`.token.device_head`, the model's scheme), its top
-    function named ``<family>_head``."""
-    from .token import device_head
+def _head(model, variants: list[LayerVariant], board) -> device.HeadKernel:
+    """The head dataflow the generate kernel calls beside ``variants`` (:func:`.token.device_head_beside`: the
+    device head widened into the room they leave, as ``prj.fit()`` places them), its top function named
+    ``<family>_head``."""
+    from streamdsl.perf import model_design
 
-    g = device_head(model.config, model.quant, board)
+    from .token import device_head_beside
+
+    beside = {v.kernel: model_design(v.project.schedule, board) for v in variants}
+    g, _ = device_head_beside(model.config, model.quant, board, beside)
     prj = g.build("hls", board=board)
     kernel = f"{model.config.family}_head"
     renamed = dataclasses.replace(prj, files=_rename(prj.files, prj.top, kernel), output=None)
@@ -517,7 +521,7 @@ def _same_weight_ports(variants: list[LayerVariant]) -> None:
 def _generate(model, variants: list[LayerVariant], prefill_len: int, board) -> device.GenerateKernel:
     """The generate kernel over ``variants`` and the head: its arguments, their HBM banks (the plan's ranges,
     in ``.banks``) and the files of ``generate/``."""
-    head = _head(model, board)
+    head = _head(model, variants, board)
     thetas, layer_rope = _rope_sets(model)
     args = device.gen_args(model, variants, head, prefill_len, thetas)
     keys = _gen_bank_keys(variants, head, args)

@@ -31,7 +31,7 @@ from streamdsl.library.llm.cli import model_of
 from streamdsl.library.llm.config import LLMError, tiny
 from streamdsl.library.llm.e2e import Cost, HostCosts, emittable, end_to_end, explored_end_to_end, gather_cycles
 from streamdsl.library.llm.perf import llm_perf
-from streamdsl.library.llm.token import device_head
+from streamdsl.library.llm.token import device_head, device_head_beside
 
 ROW_KEYS = {"model", "in", "out", "design", "decode_tps_end_to_end", "ttft_ms", "latency_ms", "hbm_roofline_tps",
             "fits", "emitted", "prefill_len", "build"}
@@ -169,11 +169,17 @@ def test_report_and_html_print_every_assumption_and_the_same_figures(e2e):
     assert "End to end" in page and "head" in page
 
 
-def test_the_head_is_the_device_head(e2e):
-    e = e2e["gpt2"]
-    g = device_head(e.config, "w4a8", e.board)
-    assert model_design(g, e.board).cycles == e.head.cycles
-    assert e.head.schedule.build("hls").files == g.build("hls").files
+def test_the_head_is_the_device_head_widened_beside_the_layers(e2e):
+    """The head the model prices is the build's: the device head widened into the room its layer variants leave
+    (both phases here), at least as fast as the device head the layers were explored beside.  (The full-size
+    builds, whose heads widen, fit: test_models_hls.)"""
+    for name in ("gpt2", "llama"):
+        e = e2e[name]
+        beside = {f"{p}_{lp.kind}": d for lp in e.layers for p, d in (("decode", lp.decode), ("prefill", lp.prefill))}
+        g, p = device_head_beside(e.config, "w4a8", e.board, beside)
+        assert p.cycles == e.head.cycles
+        assert e.head.schedule.build("hls").files == g.build("hls").files
+        assert e.head.cycles <= model_design(device_head(e.config, "w4a8", e.board), e.board).cycles
 
 
 def test_emitted_is_the_clis_design_and_only_for_configs_it_writes(e2e):

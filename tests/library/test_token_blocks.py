@@ -14,6 +14,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import numpy as np
@@ -30,6 +31,7 @@ from streamdsl.library.llm.blocks import BlockError
 from streamdsl.library.llm.numpy_model import NumpyModel
 from streamdsl.library.llm.quant import quantize_weights
 from streamdsl.library.llm.weights import from_hf
+from streamdsl.perf import model_design
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="C-simulation needs g++")
 FAMILIES = ("gpt2", "llama", "qwen2", "gemma3")
@@ -197,6 +199,27 @@ def test_device_head_csim_equals_simulator(family, scheme, vocab):
         assert got[0] == unscheduled(*args)[0]
         if top is not None:
             assert got[0] == top
+
+
+def test_the_head_widens_into_the_room_its_neighbours_leave(monkeypatch):
+    """device_head_beside: a packed head widens its chunk while it fits one SLR and beside the other kernels
+    (alone, up to a bus word's codes a lane), and stays the device head when a wider one would not fit beside
+    them; the widened head C-simulates to the scheduled simulator's id."""
+    config = sd.llm.tiny("llama")
+    chunk, mac = token.device_head_chunk(config, "w4a8")
+    assert mac == "packed" and chunk < token.head_chunk(config, "w4a8")
+    rule = model_design(token.device_head(config, "w4a8"), "u55c")
+    g, p = token.device_head_beside(config, "w4a8", "u55c", {})
+    assert p.cycles < rule.cycles and g.pinned_ports()["Wq"] > token.device_head(config, "w4a8").pinned_ports()["Wq"]
+    h = randn(31, 1, config.hidden)
+    args = [h, randn(32, config.hidden)] + list(quantize_weights(randn(33, config.vocab, config.hidden), 4))
+    np.testing.assert_array_equal(g.build("hls").csim(*args), scheduled(g, args)[0])
+    real = token.fit_designs
+    monkeypatch.setattr(token, "fit_designs", lambda designs, board: real(designs, board) if
+                        designs["head"].cycles >= rule.cycles else
+                        dataclasses.replace(real(designs, board), problems=["a stand-in: the wider head does not fit"]))
+    g2, p2 = token.device_head_beside(config, "w4a8", "u55c", {"layer": rule})
+    assert p2.cycles == rule.cycles and g2 is token.device_head(config, "w4a8")
 
 
 def test_greedy_lm_head_is_the_argmax_of_the_lm_head():
