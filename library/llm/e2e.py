@@ -273,10 +273,7 @@ class EndToEnd:
 
     def designs(self) -> dict:
         """Every kernel design the xclbin holds, by name (None: a missing prefill layer)."""
-        out = {f"{p}_{lp.kind}": d for lp in self.layers for p, d in (("decode", lp.decode), ("prefill", lp.prefill))
-               if p == "decode" or self.prefill_len > 1}  # prefill_len 1: the prompt goes through the decode layers
-        out["head"] = self.head
-        return out
+        return {**variant_designs(self.layers, self.prefill_len), "head": self.head}
 
     def fit(self):
         """:func:`streamdsl.perf.fit_designs` of every layer variant and the head together (None: one is missing)."""
@@ -377,11 +374,17 @@ def _check(prompt: int, gen: int, quant: str) -> None:
         raise LLMError(f"unknown quant {quant!r}", user_loc(), hint=f"one of {', '.join(BITS)}")
 
 
-def head_design(config: LLMConfig, quant: str, board, layers: list | None = None) -> object:
-    """The modeled head the generate kernel runs beside ``layers`` (``LayerDesigns``: each kind's decode and
-    prefill designs, as the build places its variants): :func:`.token.device_head_beside`."""
-    beside = {f"{phase}_{lp.kind}": d for lp in layers or () for phase, d in (("decode", lp.decode),
-                                                                             ("prefill", lp.prefill)) if d is not None}
+def variant_designs(layers: list[LayerDesigns], prefill_len: int) -> dict:
+    """The layer kernels the xclbin holds, by name: each kind's decode design, and its prefill design when
+    ``prefill_len > 1`` (None: missing; with 1 the prompt goes through the decode layers)."""
+    return {f"{p}_{lp.kind}": d for lp in layers for p, d in (("decode", lp.decode), ("prefill", lp.prefill))
+            if p == "decode" or prefill_len > 1}
+
+
+def head_design(config: LLMConfig, quant: str, board, layers: list[LayerDesigns] = (), prefill_len: int = 1) -> object:
+    """The modeled head the generate kernel runs beside its layer kernels (:func:`variant_designs`, as the build
+    places its variants): :func:`.token.device_head_beside`."""
+    beside = {k: d for k, d in variant_designs(list(layers), prefill_len).items() if d is not None}
     return device_head_beside(config, quant, board, beside)[1]
 
 
@@ -419,8 +422,8 @@ def end_to_end(config: LLMConfig, board="u55c", prompt: int = 32, gen: int = 32,
         dec = model_design(g, b)
         pre = model_design(m.schedule(p, kind, decode=g), b) if p > 1 else None
         layers.append(LayerDesigns(kind, m.layer_kinds.count(kind), dec, pre))
-    return EndToEnd(config, b, prompt, gen, quant, p, layers, head_design(config, quant, b, layers), "emitted", writes,
-                    costs or HostCosts())
+    return EndToEnd(config, b, prompt, gen, quant, p, layers, head_design(config, quant, b, layers, p), "emitted",
+                    writes, costs or HostCosts())
 
 
 def explored_end_to_end(perf: LLMPerf, costs: HostCosts | None = None) -> EndToEnd:
@@ -431,9 +434,11 @@ def explored_end_to_end(perf: LLMPerf, costs: HostCosts | None = None) -> EndToE
         raise LLMError(f"the explored layer kinds prefill {sorted(chunks)} tokens a pass; the generate kernel takes "
                        "one prefill length", user_loc(), hint="llm_perf(..., prefill_chunk=N)")
     layers = [LayerDesigns(lp.kind, lp.count, lp.decode, lp.prefill) for lp in perf.layers]
-    return EndToEnd(perf.config, perf.board, perf.prompt, perf.gen, perf.quant, chunks.pop(), layers,
-                    head_design(perf.config, perf.quant, perf.board, layers), "explored", False, costs or HostCosts())
+    chunk = chunks.pop()
+    return EndToEnd(perf.config, perf.board, perf.prompt, perf.gen, perf.quant, chunk, layers,
+                    head_design(perf.config, perf.quant, perf.board, layers, chunk), "explored", False,
+                    costs or HostCosts())
 
 
 __all__ = ["Assumption", "Cost", "EndToEnd", "HostCosts", "LayerDesigns", "emittable", "end_to_end",
-           "explored_end_to_end", "gather_cycles", "head_design"]
+           "explored_end_to_end", "gather_cycles", "head_design", "variant_designs"]

@@ -624,28 +624,36 @@ def device_head_beside(config: LLMConfig, scheme: str, board, beside: dict) -> t
     chunk, mac, g, perf = _head_on_one_slr(config, scheme, b.name)
     if mac != "packed" or not fit_designs({**beside, "head": perf}, b).fits:
         return g, perf
-    slr = {r: GUIDELINE[r] * min(sl[r] for sl in b.slrs) for r in GUIDELINE}
     lanes = head_lanes(config, b)
     for wider in [d for d in range(chunk + 1, head_chunk(config, scheme, b) + 1) if config.hidden % d == 0]:
-        if lanes * wider // 2 > slr["dsp"]:
+        if lanes * wider // 2 > _slr_share(b)["dsp"]:
             break  # two multiply-adds a DSP: more than an SLR holds (a wider chunk takes more of everything)
         cand = _device_head_halved(config, scheme, b, wider, mac)
         if cand is None:
             break
         p = model_design(cand, b)
-        if any(p.total.get(r, 0) > v for r, v in slr.items()) or not fit_designs({**beside, "head": p}, b).fits:
+        if not _on_one_slr(p, b) or not fit_designs({**beside, "head": p}, b).fits:
             break
         g, perf = cand, p
     return g, perf
 
 
+def _slr_share(b) -> dict[str, float]:
+    """What one kernel may take of ``b``'s smallest SLR: UG1393's guideline share of each resource."""
+    return {r: GUIDELINE[r] * min(sl[r] for sl in b.slrs) for r in GUIDELINE}
+
+
+def _on_one_slr(perf, b) -> bool:
+    """Does the modeled head ``perf`` fit one SLR of ``b`` (:func:`_slr_share`)?"""
+    return all(perf.total.get(r, 0) <= v for r, v in _slr_share(b).items())
+
+
 @functools.lru_cache(maxsize=16)
 def _head_on_one_slr(config: LLMConfig, scheme: str, board_name: str) -> tuple:
     b = get_board(board_name)
-    slr = {r: GUIDELINE[r] * min(sl[r] for sl in b.slrs) for r in GUIDELINE}
+    slr = _slr_share(b)
     widest, lanes = head_chunk(config, scheme, b), head_lanes(config, b)
     chunks = [d for d in range(widest, 0, -1) if config.hidden % d == 0 and 4 * d >= widest]
-    fits = lambda perf: all(perf.total.get(r, 0) <= v for r, v in slr.items())  # noqa: E731
     # DSPs first: in LUTs the multiply-adds take the LUTs and flip-flops the decode layers' kernels need (Llama
     # 3.2's head at 64 codes a lane in LUTs: 0.37 M FFs, an SLR's whole guideline share, and the explored layer
     # then packs onto the other two SLRs only at 162 K cycles, not 105 K); fp32's multiplies are float cores
@@ -654,7 +662,7 @@ def _head_on_one_slr(config: LLMConfig, scheme: str, board_name: str) -> tuple:
             continue  # a DSP a multiply-add: more than an SLR holds
         g = _device_head_halved(config, scheme, b, chunk, mac)
         perf = model_design(g, b)
-        if fits(perf):
+        if _on_one_slr(perf, b):
             if mac == "dsp" and scheme == "w4a8" and packs(4, config.hidden, lanes):
                 # the same chunk with two lanes a DSP: about the same head time (its pipeline a few stages
                 # deeper: Qwen2.5's 150,735 cycles, not 150,676) in 2/3 of the DSPs, the rest left to the decode
@@ -663,7 +671,7 @@ def _head_on_one_slr(config: LLMConfig, scheme: str, board_name: str) -> tuple:
                 # with the layers' exploration could weigh the two, which is not built
                 packed = _device_head_halved(config, scheme, b, chunk, "packed")
                 pperf = None if packed is None else model_design(packed, b)
-                if pperf is not None and fits(pperf) and pperf.total["dsp"] < perf.total["dsp"]:
+                if pperf is not None and _on_one_slr(pperf, b) and pperf.total["dsp"] < perf.total["dsp"]:
                     return chunk, "packed", packed, pperf
             return chunk, mac, g, perf
     # none down to a quarter of a word a lane fits one SLR: the widest, in LUTs, which prj.fit() reports
